@@ -8,7 +8,7 @@ if(QUIESCE_WERROR)
 endif()
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # g++ 12 reports false positives for std::variant moves at -O2 (GCC bug 105562/107138).
-  target_compile_options(quiesce_warnings INTERFACE -Wno-maybe-uninitialized -Wno-pedantic)
+  target_compile_options(quiesce_warnings INTERFACE -Wno-maybe-uninitialized)
 endif()
 if(QUIESCE_PORTABLE)
   add_link_options(-static-libstdc++ -static-libgcc)

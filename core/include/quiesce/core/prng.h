@@ -12,6 +12,8 @@
 
 namespace quiesce {
 
+__extension__ using Uint128 = unsigned __int128;
+
 struct Ratio {
   std::uint64_t numerator = 0;
   std::uint64_t denominator = 1;
@@ -68,12 +70,12 @@ class Prng {
   // Uniform in [0, bound), without modulo bias (Lemire's method, integer only).
   std::uint64_t below(std::uint64_t bound) {
     assert(bound > 0);
-    unsigned __int128 product = static_cast<unsigned __int128>(next()) * bound;
+    Uint128 product = static_cast<Uint128>(next()) * bound;
     auto low = static_cast<std::uint64_t>(product);
     if (low < bound) {
       const std::uint64_t threshold = (0 - bound) % bound;
       while (low < threshold) {
-        product = static_cast<unsigned __int128>(next()) * bound;
+        product = static_cast<Uint128>(next()) * bound;
         low = static_cast<std::uint64_t>(product);
       }
     }
