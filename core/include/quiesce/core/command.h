@@ -107,6 +107,9 @@ using Batch = std::span<const Command>;
 struct SubmitOptions {
   std::uint64_t admission_timeout_ns = 0;  // how long a full queue may delay admission
   bool timing = false;                     // record a timing receipt (needs Capability::Profiling)
+  // The caller's identity of this logical piece of work (0: none). Retrying a Rejected submission reuses
+  // it; the simulator's oracle reports an invocation that executes twice (R4).
+  std::uint64_t invocation = 0;
 };
 
 std::string_view to_string(CommandKind kind);

@@ -120,4 +120,39 @@ class VirtualClock {
   std::vector<Entry> heap_;
 };
 
+// How a blocking device call (wait_event, synchronize, a full queue's admission wait, an implicit
+// device-wide wait) lets virtual time pass. The device asks its Waiter; by default that is ClockWaiter,
+// which runs the clock itself. sim::FiberEnv installs one that parks the calling fiber instead, so other
+// simulated host threads run while it waits and the scheduler moves time only when all are blocked.
+class Waiter {
+ public:
+  Waiter() = default;
+  Waiter(const Waiter&) = delete;
+  Waiter& operator=(const Waiter&) = delete;
+  virtual ~Waiter() = default;
+
+  // Returns once done() holds or the clock has reached deadline_ns, whichever comes first; returns done().
+  // done() is a plain function pointer plus context so that the hot path allocates nothing.
+  virtual bool wait_until(std::uint64_t deadline_ns, bool (*done)(const void* context), const void* context) = 0;
+};
+
+class ClockWaiter final : public Waiter {
+ public:
+  explicit ClockWaiter(VirtualClock& clock) : clock_(&clock) {}
+
+  bool wait_until(std::uint64_t deadline_ns, bool (*done)(const void* context), const void* context) override {
+    while (!done(context)) {
+      if (clock_->next_event_ns() > deadline_ns) {
+        clock_->advance_to(deadline_ns);
+        return done(context);
+      }
+      clock_->run_next();
+    }
+    return true;
+  }
+
+ private:
+  VirtualClock* clock_;
+};
+
 }  // namespace quiesce::sim
