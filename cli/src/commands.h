@@ -1,0 +1,14 @@
+// Each subcommand registers itself on the CLI11 app and reports its exit status through `status`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace quiesce::cli {
+
+struct CommandResult {
+  int status = 0;
+};
+
+void add_run_command(CLI::App& app, CommandResult& result);
+
+}  // namespace quiesce::cli

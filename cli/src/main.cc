@@ -1,0 +1,25 @@
+// quiesce: deterministic simulation and fault injection for GPU device runtimes.
+//
+// Exit status: 0 every invariant held; 1 an invariant failed; 2 bad usage or input; 3 the environment lacks
+// what was asked for. A parse error names the flag or value and exits 2.
+#include <iostream>
+
+#include "commands.h"
+#include "exit_status.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"quiesce: deterministic simulation and fault injection for GPU device runtimes", "quiesce"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "quiesce 0.1.0");
+  quiesce::cli::CommandResult result;
+  quiesce::cli::add_run_command(app, result);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help or --version
+
+    std::cerr << "quiesce: " << error.what() << "\nRun 'quiesce --help' for the subcommands and their flags.\n";
+    return quiesce::cli::kExitBadInput;
+  }
+  return result.status;
+}

@@ -1,0 +1,70 @@
+// A seeded random workload over the raw Backend contract: the first form of `quiesce run`.
+//
+// It behaves as a careful runtime would: every buffer is bound to at most one live batch, nothing a live
+// event references is released, an event is destroyed only after a terminal was observed, a Rejected
+// submit is retried exactly (same invocation), an Indeterminate one is never resubmitted, and everything an
+// indeterminate outcome touches is quarantined until the context is discarded. It keeps a host model of
+// every buffer (kernel_model.h) and checks each read against it. Faults from a decorator below it are
+// legal outcomes it must absorb; the liveness phase (after `on_liveness`) must then release everything.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "quiesce/core/backend.h"
+#include "quiesce/core/digest.h"
+#include "quiesce/core/prng.h"
+
+namespace quiesce::properties {
+
+struct RawWorkloadOptions {
+  std::uint64_t seed = 1;
+  std::uint32_t operations = 2000;
+  std::uint32_t queues = 3;
+  std::uint32_t buffers_max = 12;
+  std::uint64_t buffer_bytes_max = 16 * 1024;
+  std::uint64_t memory_budget_bytes = 64ULL << 20U;
+  std::uint64_t wait_timeout_ns = 50'000'000;   // per blocking wait, on the backend's clock
+  std::uint32_t liveness_rounds_max = 64;       // drain rounds before the run is declared stuck
+  Ratio device_fault = Ratio{1, 4000};          // chance that a batch ends in the faulting kernel
+  std::function<void()> on_liveness;            // called once when the safety phase ends (stop injecting)
+};
+
+struct RawWorkloadStats {
+  std::uint64_t operations = 0;
+  std::uint64_t allocations = 0;
+  std::uint64_t allocation_failures = 0;
+  std::uint64_t writes = 0;
+  std::uint64_t reads_checked = 0;
+  std::uint64_t reads_unknown = 0;  // buffers whose content an indeterminate outcome made unknowable
+  std::uint64_t submits = 0;
+  std::uint64_t submits_rejected = 0;
+  std::uint64_t submits_indeterminate = 0;
+  std::uint64_t retries = 0;
+  std::uint64_t terminals_complete = 0;
+  std::uint64_t terminals_failed = 0;
+  std::uint64_t terminals_cancelled = 0;
+  std::uint64_t polls = 0;
+  std::uint64_t waits = 0;
+  std::uint64_t waits_indeterminate = 0;
+  std::uint64_t captures = 0;
+  std::uint64_t replays = 0;
+  std::uint64_t releases = 0;
+  std::uint64_t releases_rejected = 0;
+  std::uint64_t releases_indeterminate = 0;
+  std::uint64_t device_losses = 0;
+  std::uint64_t quarantined_handles = 0;
+  std::uint64_t leaked_handles = 0;  // still live after the liveness phase: always a failure
+  std::vector<std::string> problems;  // data mismatches and contract surprises, one sentence each
+
+  bool clean() const { return problems.empty() && leaked_handles == 0; }
+};
+
+void print_stats(const RawWorkloadStats& stats, std::ostream& out);
+
+}  // namespace quiesce::properties
+
+#include "quiesce/properties/raw_workload_impl.h"  // IWYU pragma: export

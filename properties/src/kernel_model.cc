@@ -1,0 +1,82 @@
+// Host reference of the builtin kernels; see docs/kernels.md for the ABI.
+#include "quiesce/properties/kernel_model.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace quiesce::properties {
+namespace {
+
+std::uint32_t load_u32(const std::uint8_t* bytes) {
+  return std::uint32_t{bytes[0]} | (std::uint32_t{bytes[1]} << 8U) | (std::uint32_t{bytes[2]} << 16U) |
+         (std::uint32_t{bytes[3]} << 24U);
+}
+
+void store_u32(std::uint8_t* bytes, std::uint32_t value) {
+  for (unsigned i = 0; i < 4; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8U * i));
+}
+
+std::uint32_t parameter_u32(std::span<const std::byte> parameters) {
+  std::uint8_t bytes[4];
+  std::memcpy(bytes, parameters.data(), 4);
+  return load_u32(bytes);
+}
+
+}  // namespace
+
+std::string_view kernel_name(BuiltinKernel kernel) {
+  switch (kernel) {
+    case BuiltinKernel::Fill: return "fill";
+    case BuiltinKernel::Copy: return "copy";
+    case BuiltinKernel::Saxpy: return "saxpy";
+    case BuiltinKernel::Checksum: return "checksum";
+    case BuiltinKernel::Delay: return "delay";
+    case BuiltinKernel::Fault: return "fault";
+  }
+  return "unknown";
+}
+
+bool apply_kernel(BuiltinKernel kernel, std::span<std::vector<std::uint8_t>* const> bindings,
+                  std::span<const std::byte> parameters) {
+  switch (kernel) {
+    case BuiltinKernel::Fill: {
+      if (bindings.size() != 1 || parameters.size() != 4) return false;
+      std::vector<std::uint8_t>& out = *bindings[0];
+      const std::uint32_t value = parameter_u32(parameters);
+      for (std::size_t word = 0; word + 4 <= out.size(); word += 4) store_u32(out.data() + word, value);
+      return true;
+    }
+    case BuiltinKernel::Copy: {
+      if (bindings.size() != 2 || !parameters.empty()) return false;
+      const std::size_t bytes = std::min(bindings[0]->size(), bindings[1]->size());
+      std::memmove(bindings[1]->data(), bindings[0]->data(), bytes);
+      return true;
+    }
+    case BuiltinKernel::Saxpy: {
+      if (bindings.size() != 2 || parameters.size() != 4) return false;
+      const std::uint32_t a = parameter_u32(parameters);
+      const std::size_t words = std::min(bindings[0]->size(), bindings[1]->size()) / 4;
+      for (std::size_t i = 0; i < words; ++i) {
+        const std::uint32_t x = load_u32(bindings[0]->data() + 4 * i);
+        const std::uint32_t y = load_u32(bindings[1]->data() + 4 * i);
+        store_u32(bindings[1]->data() + 4 * i, a * x + y);
+      }
+      return true;
+    }
+    case BuiltinKernel::Checksum: {
+      if (bindings.size() != 2 || !parameters.empty() || bindings[1]->size() < 8) return false;
+      std::uint64_t sum = 0;
+      const std::size_t words = bindings[0]->size() / 4;
+      for (std::size_t i = 0; i < words; ++i) sum += (i + 1) * std::uint64_t{load_u32(bindings[0]->data() + 4 * i)};
+      for (unsigned i = 0; i < 8; ++i) (*bindings[1])[i] = static_cast<std::uint8_t>(sum >> (8U * i));
+      return true;
+    }
+    case BuiltinKernel::Delay:
+      return parameters.size() == 8;
+    case BuiltinKernel::Fault:
+      return bindings.size() == 1 && parameters.empty();
+  }
+  return false;
+}
+
+}  // namespace quiesce::properties
