@@ -1,0 +1,58 @@
+// The binary encoding's visitors: BinaryOut writes a record, BinaryIn reads one with every bound checked.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fields.h"
+#include "quiesce/traces/record.h"
+
+namespace quiesce::traces::detail {
+
+// Record tags of the binary encoding: 0 ends the records, 1..5 are notes, kCallTag + op is a call.
+inline constexpr std::uint8_t kEndTag = 0;
+inline constexpr std::uint8_t kCallTag = 0x40;
+
+struct EncodeState {
+  std::uint64_t last_id[kHandleKindCount] = {};
+  std::uint64_t calls = 0;
+  std::uint64_t records = 0;
+  std::uint64_t last_clock_ns = 0;
+  // Lookup only, never iterated: the order of interning is the order of first use.
+  std::unordered_map<std::string, std::uint64_t> interned;
+};
+
+struct DecodeState {
+  const std::byte* begin = nullptr;
+  const std::byte* cursor = nullptr;
+  const std::byte* end = nullptr;
+  const std::byte* records_begin = nullptr;
+  std::uint64_t last_id[kHandleKindCount] = {};
+  std::uint64_t calls = 0;
+  std::uint64_t records = 0;
+  std::uint64_t last_clock_ns = 0;
+  std::vector<std::string> interned;
+  bool done = false;
+};
+
+void put_varint(std::vector<std::byte>& out, std::uint64_t value);
+void put_fixed64(std::vector<std::byte>& out, std::uint64_t value);
+void put_text(std::vector<std::byte>& out, const std::string& text);
+
+inline std::uint64_t zigzag(std::int64_t value) {
+  return (static_cast<std::uint64_t>(value) << 1U) ^ static_cast<std::uint64_t>(value >> 63);
+}
+inline std::int64_t unzigzag(std::uint64_t value) {
+  return static_cast<std::int64_t>(value >> 1U) ^ -static_cast<std::int64_t>(value & 1U);
+}
+
+// Appends one record's encoding (tag included) to `out`.
+void encode_record(EncodeState& state, const Record& record, std::vector<std::byte>& out);
+
+// Decodes the record after the tag that was already read. False with `error` set on bad input.
+bool decode_record_body(DecodeState& state, std::uint8_t tag, Record& record, TraceError& error);
+
+}  // namespace quiesce::traces::detail

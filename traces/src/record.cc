@@ -1,0 +1,195 @@
+// Names, op tables and small helpers of the trace model.
+#include "quiesce/traces/record.h"
+
+#include <array>
+#include <cassert>
+#include <string>
+
+#include "fields.h"
+
+#ifndef QUIESCE_GIT_COMMIT
+#define QUIESCE_GIT_COMMIT "unknown"
+#endif
+#ifndef QUIESCE_VERSION
+#define QUIESCE_VERSION "unknown"
+#endif
+
+namespace quiesce::traces {
+namespace {
+
+struct OpInfo {
+  std::string_view name;
+  HandleKind subject;
+  HandleKind result;
+};
+
+constexpr std::array<OpInfo, kOpCount> kOps = {{
+#define QUIESCE_TRACE_OP_INFO(name, text, subject, result) {#text, HandleKind::subject, HandleKind::result},
+    QUIESCE_TRACE_OPS(QUIESCE_TRACE_OP_INFO)
+#undef QUIESCE_TRACE_OP_INFO
+}};
+
+const OpInfo& info(Op op) {
+  const auto index = static_cast<std::size_t>(op);
+  assert(index < kOps.size());
+  return kOps[index];
+}
+
+}  // namespace
+
+std::string_view to_string(Op op) {
+  if (static_cast<std::size_t>(op) >= kOps.size()) return "unknown-op";
+  return info(op).name;
+}
+
+std::string_view to_string(HandleKind kind) {
+  switch (kind) {
+    case HandleKind::None: return "none";
+    case HandleKind::Context: return "context";
+    case HandleKind::Buffer: return "buffer";
+    case HandleKind::Program: return "program";
+    case HandleKind::Queue: return "queue";
+    case HandleKind::Event: return "event";
+    case HandleKind::Executable: return "executable";
+  }
+  return "unknown-handle";
+}
+
+std::string_view to_string(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::Call: return "call";
+    case RecordKind::Fault: return "fault";
+    case RecordKind::Schedule: return "schedule";
+    case RecordKind::Clock: return "clock";
+    case RecordKind::Finding: return "finding";
+    case RecordKind::Violation: return "violation";
+  }
+  return "unknown-record";
+}
+
+HandleKind subject_kind(Op op) { return info(op).subject; }
+HandleKind result_kind(Op op) { return info(op).result; }
+
+StatusKind status_kind(Op op) {
+  switch (op) {
+    case Op::DestroyContext:
+    case Op::FreeBuffer:
+    case Op::UnloadProgram:
+    case Op::DestroyQueue:
+    case Op::DestroyEvent:
+    case Op::DestroyExecutable:
+      return StatusKind::Release;
+    case Op::Submit: return StatusKind::Submit;
+    case Op::PollEvent: return StatusKind::Poll;
+    case Op::WaitEvent: return StatusKind::Wait;
+    default: return StatusKind::Plain;
+  }
+}
+
+std::uint8_t status_count(Op op) {
+  switch (status_kind(op)) {
+    case StatusKind::Plain: return 2;
+    case StatusKind::Release: return 3;
+    case StatusKind::Submit: return 3;
+    case StatusKind::Poll: return detail::kEventStateCount;
+    case StatusKind::Wait: return 2;
+  }
+  return 0;
+}
+
+std::string_view status_name(Op op, std::uint8_t status) {
+  if (status >= status_count(op)) return "unknown-status";
+  switch (status_kind(op)) {
+    case StatusKind::Plain: return status == 0 ? "ok" : "error";
+    case StatusKind::Release: return to_string(static_cast<ReleaseStatus>(status));
+    case StatusKind::Submit: return to_string(static_cast<SubmitStatus>(status));
+    case StatusKind::Poll: return to_string(static_cast<EventState>(status));
+    case StatusKind::Wait: return status == 0 ? "receipt" : "fence-indeterminate";
+  }
+  return "unknown-status";
+}
+
+ErrorValue to_value(const Error& error) {
+  return ErrorValue{error.kind, error.domain, error.native_code, error.injected, error.retryable,
+                    std::string(error.what)};
+}
+
+std::string_view build_version() { return QUIESCE_VERSION; }
+std::string_view build_commit() { return QUIESCE_GIT_COMMIT; }
+
+TraceHeader make_header(std::uint64_t seed) {
+  TraceHeader header;
+  header.quiesce_version = std::string(build_version());
+  header.git_commit = std::string(build_commit());
+  header.seed = seed;
+  return header;
+}
+
+std::uint64_t Trace::call_count() const {
+  std::uint64_t calls = 0;
+  for (const Record& record : records) calls += record.kind == RecordKind::Call ? 1 : 0;
+  return calls;
+}
+
+std::string TraceError::message() const {
+  std::string text;
+  switch (where) {
+    case Where::Byte: text = "trace byte " + std::to_string(position) + ": "; break;
+    case Where::Line: text = "trace line " + std::to_string(position) + ": "; break;
+    case Where::Record: text = "trace record " + std::to_string(position) + ": "; break;
+    case Where::File: text = "trace file: "; break;
+  }
+  return text + what;
+}
+
+namespace detail {
+
+std::string_view name_of(ErrorKind value) { return to_string(value); }
+std::string_view name_of(NativeDomain value) { return to_string(value); }
+std::string_view name_of(CommandKind value) { return to_string(value); }
+std::string_view name_of(EventState value) { return to_string(value); }
+std::string_view name_of(LaunchMode value) { return value == LaunchMode::Normal ? "normal" : "dry-run"; }
+std::string_view name_of(Access value) {
+  switch (value) {
+    case Access::Read: return "read";
+    case Access::Write: return "write";
+    case Access::ReadWrite: return "read-write";
+  }
+  return "unknown-access";
+}
+
+void reset(Record& record) {
+  record.kind = RecordKind::Call;
+  CallRecord& call = record.call;
+  std::vector<CommandRecord> commands = std::move(call.commands);
+  std::vector<std::uint64_t> layout = std::move(call.layout);
+  std::vector<std::byte> data = std::move(call.data);
+  std::vector<std::uint64_t> outputs = std::move(call.outputs);
+  std::string name = std::move(call.name);
+  std::string what = std::move(call.error.what);
+  std::string output_text = std::move(call.output_text);
+  call = CallRecord{};
+  commands.clear();
+  layout.clear();
+  data.clear();
+  outputs.clear();
+  name.clear();
+  what.clear();
+  output_text.clear();
+  call.commands = std::move(commands);
+  call.layout = std::move(layout);
+  call.data = std::move(data);
+  call.outputs = std::move(outputs);
+  call.name = std::move(name);
+  call.error.what = std::move(what);
+  call.output_text = std::move(output_text);
+  NoteRecord& note = record.note;
+  note.call_index = 0;
+  note.value = 0;
+  note.count = 0;
+  note.name.clear();
+  note.detail.clear();
+}
+
+}  // namespace detail
+}  // namespace quiesce::traces
