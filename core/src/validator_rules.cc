@@ -1,0 +1,273 @@
+// The validator's vocabulary: the rule table, names, the readable violation report, the read poison and the
+// batch digest. docs/validator.md mirrors the rule table one line per rule.
+#include <array>
+#include <cassert>
+#include <cstring>
+#include <string>
+
+#include "quiesce/core/digest.h"
+#include "quiesce/core/prng.h"
+#include "quiesce/core/validator/checker.h"
+#include "quiesce/core/validator/violation.h"
+
+namespace quiesce {
+namespace {
+
+constexpr std::array<RuleInfo, kRuleCount> kRules = {{
+    {Rule::CallerReleaseWhilePinned, Party::Caller, "caller.release-while-pinned",
+     "a handle is released only after every event that references it is terminal and destroyed"},
+    {Rule::CallerReleaseWhileCaptured, Party::Caller, "caller.release-while-captured",
+     "a handle captured by an executable is released only after that executable is destroyed"},
+    {Rule::CallerDestroyParentWithChildren, Party::Caller, "caller.destroy-parent-with-children",
+     "a context is destroyed only when it has no live buffer, program, queue or executable, and a queue only "
+     "when it has no live event"},
+    {Rule::CallerUseAfterRelease, Party::Caller, "caller.use-after-release",
+     "a handle consumed by a release (successful or indeterminate) or a discard is never used again"},
+    {Rule::CallerStaleEpoch, Party::Caller, "caller.stale-epoch",
+     "no handle of a context epoch that was discarded or destroyed is used again"},
+    {Rule::CallerUnknownHandle, Party::Caller, "caller.unknown-handle",
+     "every handle passed to the backend was created by it (an empty or foreign handle is never passed)"},
+    {Rule::CallerDestroyUnobservedEvent, Party::Caller, "caller.destroy-unobserved-event",
+     "an event is destroyed only after a terminal state was observed through poll, wait or a successful "
+     "synchronize of its queue"},
+    {Rule::CallerResubmitIndeterminate, Party::Caller, "caller.resubmit-indeterminate",
+     "work whose submission was indeterminate is never submitted again as if it had been rejected"},
+    {Rule::CallerAccessMode, Party::Caller, "caller.access-mode",
+     "every binding's access mode and every transfer is allowed by the buffer's usage (Wire ABI 4.4), checked "
+     "before the backend is called"},
+    {Rule::CallerSyncInsideCapture, Party::Caller, "caller.sync-inside-capture",
+     "a capturing queue is not synchronized and its events are not polled or waited on inside the capture "
+     "window"},
+    {Rule::CallerAllocateInsideCapture, Party::Caller, "caller.allocate-inside-capture",
+     "no buffer is allocated on a context while one of its queues has a capture window open"},
+    {Rule::CallerCaptureNotEnded, Party::Caller, "caller.capture-not-ended",
+     "every begin_capture is ended by end_capture before the queue begins again, is destroyed, or the run ends"},
+    {Rule::CallerCaptureNotBegun, Party::Caller, "caller.capture-not-begun",
+     "capture and end_capture are called only inside a capture window opened by begin_capture"},
+    {Rule::CallerUseAfterDeviceLost, Party::Caller, "caller.use-after-device-lost",
+     "after a DeviceLost on a context only releases, queue_state and discard_context are called on it"},
+    {Rule::CallerCrossContext, Party::Caller, "caller.cross-context",
+     "every handle a call or batch references belongs to the same context as the queue or context it runs on"},
+    {Rule::CallerOutOfRange, Party::Caller, "caller.out-of-range",
+     "every transfer and command range lies inside its buffer"},
+    {Rule::CallerEmptyBatch, Party::Caller, "caller.empty-batch", "every submitted or captured batch is non-empty"},
+    {Rule::CallerLeak, Party::Caller, "caller.leak",
+     "at the end of the run every handle was released, invalidated by an indeterminate release, or discarded "
+     "with its context"},
+    {Rule::ProviderTerminalUnstable, Party::Provider, "provider.terminal-unstable",
+     "once a terminal state was observed, every later poll and wait reports that same terminal"},
+    {Rule::ProviderReleaseHandle, Party::Provider, "provider.release-handle",
+     "a rejected release returns the same live handle (same id and epoch); other outcomes return no handle"},
+    {Rule::ProviderReadUninitialised, Party::Provider, "provider.read-uninitialised",
+     "a successful read initialises every byte of the sink"},
+    {Rule::ProviderIllegalTransition, Party::Provider, "provider.illegal-transition",
+     "a wait reaches only terminal states, and Cancelled follows only a cancel that won"},
+    {Rule::ProviderCancelInconsistent, Party::Provider, "provider.cancel-inconsistent",
+     "cancellation is decided once: a won cancel ends Cancelled, a lost one (Busy) never does, and a cancel "
+     "cannot win after another terminal was observed"},
+    {Rule::ProviderRejectedSubmitRetained, Party::Provider, "provider.rejected-submit-retained",
+     "a rejected submit returns no event and zero enqueued commands"},
+    {Rule::ProviderIndeterminateWithoutEvent, Party::Provider, "provider.indeterminate-without-event",
+     "an indeterminate submit carries a valid event and at most the batch size of enqueued commands"},
+    {Rule::ProviderSubmittedCountMismatch, Party::Provider, "provider.submitted-count-mismatch",
+     "a submitted batch carries a valid event and commands_enqueued equal to the batch size"},
+    {Rule::ProviderTimingWithoutTerminal, Party::Provider, "provider.timing-without-terminal",
+     "a timing receipt comes only with a terminal state"},
+    {Rule::ProviderTimingNotRequested, Party::Provider, "provider.timing-not-requested",
+     "a timing receipt comes only for a submission that asked for timing"},
+    {Rule::ProviderInvalidCreatedHandle, Party::Provider, "provider.invalid-created-handle",
+     "a created handle has a nonzero id not live already, and the epoch of its context"},
+    {Rule::ValidatorBoundExceeded, Party::Validator, "validator.bound-exceeded",
+     "the validator's own tables stay within their bounds (a run past them is checked less)"},
+}};
+
+constexpr bool rules_in_order() {
+  for (std::uint32_t index = 0; index < kRuleCount; ++index) {
+    if (static_cast<std::uint32_t>(kRules[index].rule) != index) return false;
+  }
+  return true;
+}
+static_assert(rules_in_order(), "kRules must list every Rule in enum order");
+
+}  // namespace
+
+const RuleInfo& rule_info(Rule rule) {
+  const auto index = static_cast<std::uint32_t>(rule);
+  assert(index < kRuleCount);
+  return kRules[index];
+}
+
+std::string_view to_string(Rule rule) { return rule_info(rule).name; }
+
+std::string_view to_string(Call call) {
+  switch (call) {
+    case Call::None: return "finish";
+    case Call::DeviceInfo: return "device_info";
+    case Call::CreateContext: return "create_context";
+    case Call::DestroyContext: return "destroy_context";
+    case Call::DiscardContext: return "discard_context";
+    case Call::AllocateBuffer: return "allocate_buffer";
+    case Call::GetBufferInfo: return "buffer_info";
+    case Call::WriteBuffer: return "write_buffer";
+    case Call::ReadBuffer: return "read_buffer";
+    case Call::FreeBuffer: return "free_buffer";
+    case Call::LoadProgram: return "load_program";
+    case Call::UnloadProgram: return "unload_program";
+    case Call::CreateQueue: return "create_queue";
+    case Call::DestroyQueue: return "destroy_queue";
+    case Call::GetQueueState: return "queue_state";
+    case Call::Submit: return "submit";
+    case Call::Synchronize: return "synchronize";
+    case Call::PollEvent: return "poll_event";
+    case Call::WaitEvent: return "wait_event";
+    case Call::CancelEvent: return "cancel_event";
+    case Call::DestroyEvent: return "destroy_event";
+    case Call::BeginCapture: return "begin_capture";
+    case Call::Capture: return "capture";
+    case Call::EndCapture: return "end_capture";
+    case Call::DestroyExecutable: return "destroy_executable";
+    case Call::GetMemoryUsage: return "memory_usage";
+    case Call::GetMemoryReport: return "memory_report";
+    case Call::InstallPools: return "install_pools";
+    case Call::MemoryCleanup: return "memory_cleanup";
+  }
+  return "unknown call";
+}
+
+std::string_view to_string(HandleKind kind) {
+  switch (kind) {
+    case HandleKind::None: return "none";
+    case HandleKind::ContextHandle: return "context";
+    case HandleKind::BufferHandle: return "buffer";
+    case HandleKind::ProgramHandle: return "program";
+    case HandleKind::QueueHandle: return "queue";
+    case HandleKind::EventHandle: return "event";
+    case HandleKind::ExecutableHandle: return "executable";
+  }
+  return "unknown handle kind";
+}
+
+std::string_view to_string(Party party) {
+  switch (party) {
+    case Party::Caller: return "caller";
+    case Party::Provider: return "provider";
+    case Party::Validator: return "validator";
+  }
+  return "unknown party";
+}
+
+namespace {
+
+void append_handle(std::string& text, const HandleName& handle) {
+  text += to_string(handle.kind);
+  text += ' ';
+  text += std::to_string(handle.id);
+  text += " (epoch ";
+  text += std::to_string(handle.epoch);
+  text += ')';
+}
+
+}  // namespace
+
+std::string describe_violation(const Violation& violation) {
+  const RuleInfo& info = rule_info(violation.rule);
+  std::string text = "call ";
+  text += std::to_string(violation.call_index);
+  text += " (";
+  text += to_string(violation.call);
+  text += ") broke ";
+  text += info.name;
+  if (violation.handles[0].kind != HandleKind::None) {
+    text += " on ";
+    append_handle(text, violation.handles[0]);
+  }
+  if (violation.handles[1].kind != HandleKind::None) {
+    text += ", related to ";
+    append_handle(text, violation.handles[1]);
+  }
+  if (!violation.observed.empty()) {
+    text += ": ";
+    text += violation.observed;
+    if (violation.value != 0) {
+      text += " (";
+      text += std::to_string(violation.value);
+      text += ')';
+    }
+  }
+  text += "; the ";
+  text += to_string(info.party);
+  text += " must ensure that ";
+  text += violation.expected.empty() ? info.summary : violation.expected;
+  text += '.';
+  return text;
+}
+
+namespace {
+
+// The poison word of sink word `word_index`: a hash of the salt and the position, so no data pattern (a
+// fill value, zeros, a previous read's poison) matches it by construction.
+std::uint64_t poison_word(std::uint64_t salt, std::uint64_t word_index) {
+  std::uint64_t state = salt ^ (word_index * 0x9E3779B97F4A7C15ULL);
+  return splitmix64(state);
+}
+
+std::byte poison_byte(std::uint64_t salt, std::uint64_t position) {
+  const std::uint64_t word = poison_word(salt, position / 8);
+  return static_cast<std::byte>((word >> (8U * (position % 8U))) & 0xFFU);
+}
+
+}  // namespace
+
+void poison_sink(ByteSink sink, std::uint64_t salt) {
+  std::uint64_t position = 0;
+  for (const std::span<std::byte> segment : sink.segments) {
+    for (std::byte& byte : segment) byte = poison_byte(salt, position++);
+  }
+}
+
+std::uint64_t find_poison_run(ByteSink sink, std::uint64_t salt) {
+  std::uint64_t position = 0;
+  std::uint64_t run_start = 0;
+  std::uint64_t run_length = 0;
+  for (const std::span<const std::byte> segment : sink.segments) {
+    for (const std::byte byte : segment) {
+      if (byte == poison_byte(salt, position)) {
+        if (run_length == 0) run_start = position;
+        if (++run_length == kPoisonRunMin) return run_start;
+      } else {
+        run_length = 0;
+      }
+      ++position;
+    }
+  }
+  return UINT64_MAX;
+}
+
+std::uint64_t batch_digest(Batch batch) {
+  Digest digest;
+  for (const Command& command : batch) {
+    digest.add(command.kind);
+    digest.add(command.mode);
+    digest.add(command.program.id);
+    digest.add(command.executable.id);
+    digest.add(command.event.id);
+    digest.add(command.source.id);
+    digest.add(command.target.id);
+    digest.add(command.source_offset);
+    digest.add(command.target_offset);
+    digest.add(command.bytes);
+    const LaunchDims& dims = command.dims;
+    for (const std::uint32_t extent : {dims.grid_x, dims.grid_y, dims.grid_z, dims.block_x, dims.block_y, dims.block_z}) {
+      digest.add(extent);
+    }
+    for (const Binding& binding : command.bindings) {
+      digest.add(binding.buffer.id);
+      digest.add(binding.access);
+    }
+    digest.add(static_cast<std::uint64_t>(command.data.size()));
+    digest.add_bytes(command.data.data(), command.data.size());
+  }
+  return digest.value();
+}
+
+}  // namespace quiesce
