@@ -1,0 +1,96 @@
+// A dense table of live objects named by stable 64-bit ids: the low 32 bits are the slot index plus one,
+// the high 32 bits the slot's generation. A freed slot is reused with the next generation, so an old id
+// never resolves to a new object, and a lookup is one bounds check and one compare.
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <vector>
+
+namespace quiesce::cuda::detail {
+
+template <class T>
+class SlotTable {
+ public:
+  explicit SlotTable(std::uint32_t capacity_max) : capacity_max_(capacity_max) {}
+
+  // The id of a new live slot holding `value`; std::nullopt when the table is at its bound.
+  std::optional<std::uint64_t> insert(T value) {
+    std::uint32_t index = 0;
+    if (!free_.empty()) {
+      index = free_.back();
+      free_.pop_back();
+    } else {
+      if (slots_.size() >= capacity_max_) return std::nullopt;
+      index = static_cast<std::uint32_t>(slots_.size());
+      slots_.push_back(Slot{});
+    }
+    Slot& slot = slots_[index];
+    assert(!slot.live);
+    slot.generation++;
+    slot.live = true;
+    slot.value = std::move(value);
+    live_count_++;
+    return (std::uint64_t{slot.generation} << 32U) | (std::uint64_t{index} + 1);
+  }
+
+  T* find(std::uint64_t id) {
+    const std::uint64_t index_plus_one = id & 0xFFFFFFFFULL;
+    if (index_plus_one == 0 || index_plus_one > slots_.size()) return nullptr;
+    Slot& slot = slots_[index_plus_one - 1];
+    if (!slot.live || slot.generation != static_cast<std::uint32_t>(id >> 32U)) return nullptr;
+    return &slot.value;
+  }
+  const T* find(std::uint64_t id) const { return const_cast<SlotTable*>(this)->find(id); }
+
+  // For ids the caller knows are live (a child's context, a validated command's buffer): a miss is a broken
+  // invariant of the Device, reported and fatal rather than a null dereference.
+  T& get(std::uint64_t id) {
+    T* value = find(id);
+    if (value == nullptr) {
+      std::fprintf(stderr, "quiesce::cuda: internal invariant broken: id %llu names no live slot\n",
+                   static_cast<unsigned long long>(id));
+      std::abort();
+    }
+    return *value;
+  }
+
+  void erase(std::uint64_t id) {
+    T* value = find(id);
+    assert(value != nullptr);
+    if (value == nullptr) return;
+    const auto index = static_cast<std::uint32_t>((id & 0xFFFFFFFFULL) - 1);
+    slots_[index].live = false;
+    slots_[index].value = T{};
+    free_.push_back(index);
+    live_count_--;
+  }
+
+  // Calls visit(id, value) for every live slot, in index order (deterministic).
+  template <class Visit>
+  void for_each(Visit&& visit) {
+    for (std::uint32_t index = 0; index < slots_.size(); ++index) {
+      Slot& slot = slots_[index];
+      if (slot.live) visit((std::uint64_t{slot.generation} << 32U) | (std::uint64_t{index} + 1), slot.value);
+    }
+  }
+
+  std::uint32_t live_count() const { return live_count_; }
+
+ private:
+  struct Slot {
+    T value{};
+    std::uint32_t generation = 0;
+    bool live = false;
+  };
+
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_;
+  std::uint32_t capacity_max_;
+  std::uint32_t live_count_ = 0;
+};
+
+}  // namespace quiesce::cuda::detail

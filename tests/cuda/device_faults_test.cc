@@ -1,0 +1,121 @@
+// Genuine faults on a GPU, not injected ones: an out-of-memory allocation, a partial submit (an invalid
+// launch in the middle of a batch), a rejected submit (the invalid launch first), and a sticky device fault
+// (the illegal-address kernel) after which the context is lost and a new context works. Skipped without a
+// driver.
+#include <array>
+#include <cstring>
+
+#include "cuda_test_support.h"
+
+namespace quiesce::cuda::testing {
+namespace {
+
+using DeviceFaults = GpuTest;
+
+TEST_F(DeviceFaults, AnAllocationBeyondTheDeviceIsOutOfMemoryAndRetainsNothing) {
+  const std::uint64_t memory_bytes = device().device_info()->limits.memory_bytes;
+  MemoryBudget budget(UINT64_MAX);
+  ResourceTransaction<Device> transaction(device(), context_, budget, 1);
+  const Result<BufferRef> huge = transaction.allocate(BufferDesc{memory_bytes * 2, kAllBufferUsage});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().kind, ErrorKind::OutOfMemory);
+  EXPECT_EQ(huge.error().native_code, CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(device().memory_usage(context_)->allocations, 0U);
+  // The context is not lost: a reasonable allocation still works.
+  Buffer small = allocate(4096);
+  EXPECT_TRUE(small.valid());
+  EXPECT_FALSE(device().context_lost(context_));
+}
+
+// More threads per block than the device allows fails cuLaunchKernel synchronously (not sticky).
+Command invalid_launch(const Program& program, std::span<const Binding> bindings, std::span<const std::byte> value) {
+  LaunchDims too_many;
+  too_many.block_x = 4096;
+  return Command::launch(program.ref(), too_many, bindings, value);
+}
+
+TEST_F(DeviceFaults, AnInvalidLaunchMidBatchIsAPartialSubmitNeverARejection) {
+  Buffer first = allocate(4096);
+  Buffer second = allocate(4096);
+  write(first, std::vector<std::byte>(4096, std::byte{0}));
+  write(second, std::vector<std::byte>(4096, std::byte{0}));
+  const Program fill = load("fill");
+  const std::array<Binding, 1> first_binding = {Binding{first.ref(), Access::Write}};
+  const std::array<Binding, 1> second_binding = {Binding{second.ref(), Access::Write}};
+  const std::array<std::byte, 4> value = {std::byte{7}, std::byte{7}, std::byte{7}, std::byte{7}};
+  const std::array<Command, 3> batch = {Command::launch(fill.ref(), dims(4, 256), first_binding, value),
+                                        invalid_launch(fill, second_binding, value),
+                                        Command::launch(fill.ref(), dims(4, 256), second_binding, value)};
+  SubmitResult submitted = device().submit(queue_, batch, {});
+  ASSERT_EQ(submitted.status, SubmitStatus::Indeterminate) << "a partial submit was " << to_string(submitted.status);
+  EXPECT_EQ(submitted.commands_enqueued, 1U);
+  EXPECT_EQ(submitted.error.domain, NativeDomain::Cuda);
+  EXPECT_EQ(submitted.error.native_code, CUDA_ERROR_INVALID_VALUE);
+  ASSERT_TRUE(submitted.event.valid()) << "a partial submit must retain an event for its prefix";
+  const WaitResult waited = device().wait_event(submitted.event, 10'000'000'000ULL);
+  ASSERT_TRUE(waited.ok());
+  EXPECT_EQ(waited->state, EventState::FailedButQuiescent);
+  EXPECT_TRUE(device().destroy_event(std::move(submitted.event)).ok());
+  EXPECT_EQ(read(first, 4096), std::vector<std::byte>(4096, std::byte{7})) << "the prefix did not run";
+  EXPECT_EQ(read(second, 4096), std::vector<std::byte>(4096, std::byte{0})) << "work after the failure ran";
+  EXPECT_FALSE(device().context_lost(context_)) << "a launch configuration error is not sticky";
+}
+
+TEST_F(DeviceFaults, AnInvalidFirstLaunchIsRejectedAndNothingRan) {
+  Buffer target = allocate(4096);
+  write(target, std::vector<std::byte>(4096, std::byte{0}));
+  const Program fill = load("fill");
+  const std::array<Binding, 1> binding = {Binding{target.ref(), Access::Write}};
+  const std::array<std::byte, 4> value = {std::byte{5}, std::byte{5}, std::byte{5}, std::byte{5}};
+  const std::array<Command, 2> batch = {invalid_launch(fill, binding, value),
+                                        Command::launch(fill.ref(), dims(4, 256), binding, value)};
+  SubmitResult submitted = device().submit(queue_, batch, {});
+  ASSERT_EQ(submitted.status, SubmitStatus::Rejected);
+  EXPECT_FALSE(submitted.event.valid());
+  EXPECT_EQ(submitted.commands_enqueued, 0U);
+  EXPECT_EQ(device().queue_state(queue_).batches_in_flight, 0U);
+  EXPECT_TRUE(device().synchronize(queue_, 10'000'000'000ULL).ok());
+  EXPECT_EQ(read(target, 4096), std::vector<std::byte>(4096, std::byte{0})) << "a rejected batch ran";
+}
+
+TEST_F(DeviceFaults, AStickyFaultLosesTheContextAndANewContextWorks) {
+  Buffer victim = allocate(4096);
+  const Program fault = load("fault");
+  const std::array<Binding, 1> binding = {Binding{victim.ref(), Access::Read}};
+  const std::array<Command, 1> batch = {Command::launch(fault.ref(), dims(1, 1), binding, {})};
+  SubmitResult submitted = device().submit(queue_, batch, {});
+  ASSERT_NE(submitted.status, SubmitStatus::Rejected);
+  const WaitResult waited = device().wait_event(submitted.event, 10'000'000'000ULL);
+  ASSERT_FALSE(waited.ok()) << "a faulting kernel reached the terminal " << to_string(waited->state);
+  EXPECT_EQ(waited.error().error.kind, ErrorKind::DeviceLost);
+  EXPECT_EQ(waited.error().error.native_code, CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_TRUE(device().context_lost(context_));
+  EXPECT_TRUE(device().queue_state(queue_).lost);
+
+  // Fails closed: every later call on the context answers DeviceLost; releases are indeterminate.
+  EXPECT_EQ(device().poll_event(submitted.event).state, EventState::Indeterminate);
+  const SubmitResult again = device().submit(queue_, batch, {});
+  EXPECT_EQ(again.status, SubmitStatus::Rejected);
+  EXPECT_EQ(again.error.kind, ErrorKind::DeviceLost);
+  const ReleaseResult<Buffer> freed = device().free_buffer(std::move(victim));
+  EXPECT_EQ(freed.status, ReleaseStatus::Indeterminate);
+  EXPECT_EQ(freed.error.kind, ErrorKind::DeviceLost);
+  EXPECT_FALSE(device().memory_usage(context_).ok());
+
+  // Recovery is a new context; the old one is discarded whole.
+  EXPECT_TRUE(device().discard_context(std::move(context_)).ok());
+  auto fresh = device().create_context(ContextDesc{});
+  ASSERT_TRUE(fresh.ok()) << device().describe_error(fresh.error());
+  context_ = std::move(fresh).value();
+  queue_ = std::move(device().create_queue(context_, QueueDesc{})).value();
+  Buffer buffer = allocate(4096);
+  const Program fill = load("fill");
+  const std::array<Binding, 1> fill_binding = {Binding{buffer.ref(), Access::Write}};
+  const std::array<std::byte, 4> value = {std::byte{3}, std::byte{3}, std::byte{3}, std::byte{3}};
+  const std::array<Command, 1> fill_batch = {Command::launch(fill.ref(), dims(4, 256), fill_binding, value)};
+  EXPECT_EQ(run(fill_batch).state, EventState::Complete);
+  EXPECT_EQ(read(buffer, 4096), std::vector<std::byte>(4096, std::byte{3}));
+}
+
+}  // namespace
+}  // namespace quiesce::cuda::testing
