@@ -9,7 +9,9 @@
 // handle, a successful read initialises every sink byte, legal event transitions, cancellation decided once,
 // submit outcomes shaped as the contract says, timing only on terminals). docs/validator.md lists every
 // rule with its id. The checking state machine is ContractChecker (validator/checker.h); this template only
-// forwards. Not thread-safe: call it from one thread, or from fibers of one scheduler.
+// forwards. A release it forwards always consumes the caller's handle (the caller's variable is empty
+// afterwards, whatever the inner backend does with its rvalue), so a consumed handle cannot be reused by
+// accident. Not thread-safe: call it from one thread, or from fibers of one scheduler.
 #pragma once
 
 #include <concepts>
@@ -78,14 +80,14 @@ class Validator {
     if (!checker_.before_destroy_context(ref)) {
       return ReleaseResult<Context>::rejected(std::move(context), checker_.refusal());
     }
-    ReleaseResult<Context> result = inner_.destroy_context(std::move(context));
+    ReleaseResult<Context> result = inner_.destroy_context(Context(std::move(context)));
     checker_.after_destroy_context(ref, ReleaseAnswer::of(result));
     return result;
   }
   Status discard_context(Context&& context) {
     const ContextRef ref = context.ref();
     if (!checker_.before_discard_context(ref)) return checker_.refusal();
-    Status status = inner_.discard_context(std::move(context));
+    Status status = inner_.discard_context(Context(std::move(context)));
     checker_.after_discard_context(ref, status);
     return status;
   }
@@ -120,7 +122,7 @@ class Validator {
   ReleaseResult<Buffer> free_buffer(Buffer&& buffer) {
     const BufferRef ref = buffer.ref();
     if (!checker_.before_free_buffer(ref)) return ReleaseResult<Buffer>::rejected(std::move(buffer), checker_.refusal());
-    ReleaseResult<Buffer> result = inner_.free_buffer(std::move(buffer));
+    ReleaseResult<Buffer> result = inner_.free_buffer(Buffer(std::move(buffer)));
     checker_.after_free_buffer(ref, ReleaseAnswer::of(result));
     return result;
   }
@@ -137,7 +139,7 @@ class Validator {
     if (!checker_.before_unload_program(ref)) {
       return ReleaseResult<Program>::rejected(std::move(program), checker_.refusal());
     }
-    ReleaseResult<Program> result = inner_.unload_program(std::move(program));
+    ReleaseResult<Program> result = inner_.unload_program(Program(std::move(program)));
     checker_.after_unload_program(ref, ReleaseAnswer::of(result));
     return result;
   }
@@ -152,7 +154,7 @@ class Validator {
   ReleaseResult<Queue> destroy_queue(Queue&& queue) {
     const QueueRef ref = queue.ref();
     if (!checker_.before_destroy_queue(ref)) return ReleaseResult<Queue>::rejected(std::move(queue), checker_.refusal());
-    ReleaseResult<Queue> result = inner_.destroy_queue(std::move(queue));
+    ReleaseResult<Queue> result = inner_.destroy_queue(Queue(std::move(queue)));
     checker_.after_destroy_queue(ref, ReleaseAnswer::of(result));
     return result;
   }
@@ -198,7 +200,7 @@ class Validator {
   ReleaseResult<Event> destroy_event(Event&& event) {
     const EventRef ref = event.ref();
     if (!checker_.before_destroy_event(ref)) return ReleaseResult<Event>::rejected(std::move(event), checker_.refusal());
-    ReleaseResult<Event> result = inner_.destroy_event(std::move(event));
+    ReleaseResult<Event> result = inner_.destroy_event(Event(std::move(event)));
     checker_.after_destroy_event(ref, ReleaseAnswer::of(result));
     return result;
   }
@@ -227,7 +229,7 @@ class Validator {
     if (!checker_.before_destroy_executable(ref)) {
       return ReleaseResult<Executable>::rejected(std::move(executable), checker_.refusal());
     }
-    ReleaseResult<Executable> result = inner_.destroy_executable(std::move(executable));
+    ReleaseResult<Executable> result = inner_.destroy_executable(Executable(std::move(executable)));
     checker_.after_destroy_executable(ref, ReleaseAnswer::of(result));
     return result;
   }
