@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Builds the portable hardware-in-loop bundle into .hil/ (git-ignored): the CUDA tests, the CUDA conformance
+# instance, the CUDA benchmarks, the HIL tests and the quiesce command (when this checkout has them), built
+# with -DQUIESCE_PORTABLE=ON (static libstdc++ and libgcc; libcuda is loaded with dlopen at run time), plus
+# the few shared third-party libraries this machine has no static archive for, and .hil/run.sh, the script
+# the GPU host runs. The GPU host is Ubuntu 24.04 (glibc 2.39); this machine's glibc is older, so binaries
+# built here run there.
+#
+#   tools/hil-bundle.sh [build-dir]        default build dir: build-hil
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build-hil}"
+bundle="$root/.hil"
+targets=(cuda_driver_test cuda_device_test quiesce_conformance_cuda cuda_bench cuda_hil_test quiesce)
+
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DQUIESCE_PORTABLE=ON >"$build.configure.log" 2>&1 ||
+  { cat "$build.configure.log"; exit 1; }
+grep -i "quiesce: " "$build.configure.log" || true
+available=()
+for target in "${targets[@]}"; do
+  if ninja -C "$build" -t targets all 2>/dev/null | grep -q "^$target:"; then
+    available+=("$target")
+  else
+    echo "hil-bundle: target $target is not part of this build; the bundle goes without it"
+  fi
+done
+nice cmake --build "$build" -j"${JOBS:-1}" --target "${available[@]}"
+
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/lib"
+for target in "${available[@]}"; do
+  binary="$(find "$build" -type f -name "$target" -perm -u+x | head -n 1)"
+  [ -n "$binary" ] || { echo "hil-bundle: built $target but cannot find it"; exit 1; }
+  cp "$binary" "$bundle/bin/"
+  # Shared libraries beyond glibc travel along (libbenchmark has no static archive on Debian).
+  ldd "$binary" | awk '/=> \//{print $3}' | while read -r library; do
+    case "$(basename "$library")" in
+      libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
+      *) cp -L -n "$library" "$bundle/lib/" ;;
+    esac
+  done
+done
+cp "$root/tools/hil-run.sh" "$bundle/run.sh"
+chmod +x "$bundle/run.sh"
+echo "hil-bundle: $(ls "$bundle/bin" | tr '\n' ' ')"
+echo "hil-bundle: shared libraries carried: $(ls "$bundle/lib" | tr '\n' ' ')"
+du -sh "$bundle"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The script the GPU host runs from the repository root (copied into .hil/run.sh by tools/hil-bundle.sh).
+# Every step logs under $OUT (at most 8 files come back): env.txt, tests.log, conformance.log,
+# sanitizer.log, bench.json, bench.txt, hil.log, cost_profile.txt. A failing step does not stop the others.
+set -u
+out="${OUT:-/tmp/hil-out}"
+mkdir -p "$out"
+hil="$(cd "$(dirname "$0")" && pwd)"
+export LD_LIBRARY_PATH="$hil/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+bin="$hil/bin"
+step() { echo "=== $* ($(date -u +%H:%M:%S))"; }
+
+{
+  step environment
+  date -u; uname -a; grep PRETTY_NAME /etc/os-release; ldd --version | head -1
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  nvidia-smi | head -15
+  ls "$bin"; ls "$hil/lib"
+  [ -x "$bin/quiesce" ] && "$bin/quiesce" info
+} >"$out/env.txt" 2>&1
+
+{
+  for test in cuda_driver_test cuda_device_test cuda_hil_test; do
+    [ -x "$bin/$test" ] || { echo "missing $test"; continue; }
+    step "$test"
+    "$bin/$test" --gtest_color=no; echo "exit status $?"
+  done
+} >"$out/tests.log" 2>&1
+
+{
+  step quiesce_conformance_cuda
+  "$bin/quiesce_conformance_cuda" --gtest_color=no; echo "exit status $?"
+} >"$out/conformance.log" 2>&1
+
+{
+  sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)"
+  if [ -n "$sanitizer" ]; then
+    step "compute-sanitizer memcheck (the deliberate illegal-address test is excluded: it is the fault)"
+    "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/cuda_device_test" --gtest_color=no \
+      --gtest_filter='-*Sticky*'; echo "exit status $?"
+    if [ -x "$bin/cuda_hil_test" ]; then
+      "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/cuda_hil_test" --gtest_color=no \
+        --gtest_filter='-*Sticky*:*RealFaults*'; echo "exit status $?"
+    fi
+  else
+    echo "compute-sanitizer is not on this machine"
+  fi
+} >"$out/sanitizer.log" 2>&1
+
+{
+  step cuda_bench
+  [ -x "$bin/cuda_bench" ] && "$bin/cuda_bench" --benchmark_out="$out/bench.json" --benchmark_out_format=json \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+  echo "exit status $?"
+  python3 - "$out/bench.json" <<'PY'
+import json, sys
+rows = {b["name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("aggregate_name") == "median"}
+def t(name):
+    row = rows.get(name + "_median")
+    return row["real_time"] if row else None
+for n in (1, 64):
+    d, r, rr = t(f"BM_DeviceSubmit/{n}/min_time:1.000/real_time"), t(f"BM_RawLaunch/{n}/min_time:1.000/real_time"), t(f"BM_RawLaunchAndRecord/{n}/min_time:1.000/real_time")
+    if d and r and rr:
+        print(f"submit batch {n}: device {d/n:.0f} ns/launch, raw launch {r/n:.0f}, raw launch+record {rr/n:.0f}; ratio vs raw {d/r:.3f}, vs raw+record {d/rr:.3f}")
+e, g = t("BM_EagerThousandKernels/min_time:1.000/real_time"), t("BM_GraphThousandKernels/min_time:1.000/real_time")
+if e and g:
+    print(f"1000 kernels: eager {e/1000:.0f} us, graph {g/1000:.0f} us, graph speed-up {e/g:.2f}x")
+PY
+} >"$out/bench.txt" 2>&1
+
+{
+  if [ -x "$bin/quiesce" ] && "$bin/quiesce" hil --help >/dev/null 2>&1; then
+    step "quiesce hil"; "$bin/quiesce" hil; echo "exit status $?"
+    step "quiesce calibrate"; "$bin/quiesce" calibrate --out "$out/cost_profile.txt"; echo "exit status $?"
+  elif [ -x "$bin/cuda_hil_test" ]; then
+    step "hil through cuda_hil_test (no quiesce command in this bundle)"
+    QUIESCE_CALIBRATE_OUT="$out/cost_profile.txt" "$bin/cuda_hil_test" --gtest_color=no --gtest_filter='*Command*'
+    echo "exit status $?"
+  fi
+} >"$out/hil.log" 2>&1
+tail -n 3 "$out/tests.log" "$out/conformance.log" "$out/sanitizer.log"; cat "$out/bench.txt" | tail -n 4
