@@ -6,14 +6,29 @@
 # the GPU host runs. The GPU host is Ubuntu 24.04 (glibc 2.39); this machine's glibc is older, so binaries
 # built here run there.
 #
+# The bundle is built from a snapshot of the committed HEAD (git archive), never from the working tree, so
+# it is exactly one commit (recorded in .hil/COMMIT) and half-edited files of a shared checkout stay out.
+#
 #   tools/hil-bundle.sh [build-dir]        default build dir: build-hil
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build-hil}"
 bundle="$root/.hil"
+source_snapshot="$build/source"
+commit="$(git -C "$root" rev-parse HEAD)"
+mkdir -p "$build"
+rm -rf "$source_snapshot.new"
+mkdir -p "$source_snapshot.new"
+git -C "$root" archive "$commit" | tar -x -C "$source_snapshot.new"
+# Keep unchanged files' timestamps, so an incremental rebuild stays incremental.
+if [ -d "$source_snapshot" ]; then
+  rsync -rc --delete "$source_snapshot.new/" "$source_snapshot/" && rm -rf "$source_snapshot.new"
+else
+  mv "$source_snapshot.new" "$source_snapshot"
+fi
 targets=(cuda_driver_test cuda_device_test quiesce_conformance_cuda cuda_bench cuda_hil_test quiesce)
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DQUIESCE_PORTABLE=ON >"$build.configure.log" 2>&1 ||
+cmake -S "$source_snapshot" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DQUIESCE_PORTABLE=ON >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; exit 1; }
 grep -i "quiesce: " "$build.configure.log" || true
 available=()
@@ -29,7 +44,7 @@ nice cmake --build "$build" -j"${JOBS:-1}" --target "${available[@]}"
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib"
 for target in "${available[@]}"; do
-  binary="$(find "$build" -type f -name "$target" -perm -u+x | head -n 1)"
+  binary="$(find "$build" -path "$source_snapshot" -prune -o -type f -name "$target" -perm -u+x -print | head -n 1)"
   [ -n "$binary" ] || { echo "hil-bundle: built $target but cannot find it"; exit 1; }
   cp "$binary" "$bundle/bin/"
   # Shared libraries beyond glibc travel along (libbenchmark has no static archive on Debian).
@@ -40,7 +55,8 @@ for target in "${available[@]}"; do
     esac
   done
 done
-cp "$root/tools/hil-run.sh" "$bundle/run.sh"
+cp "$source_snapshot/tools/hil-run.sh" "$bundle/run.sh"
+echo "$commit" >"$bundle/COMMIT"
 chmod +x "$bundle/run.sh"
 echo "hil-bundle: $(ls "$bundle/bin" | tr '\n' ' ')"
 echo "hil-bundle: shared libraries carried: $(ls "$bundle/lib" | tr '\n' ' ')"
