@@ -130,6 +130,8 @@ void Engine<B, E>::release_context_locked(ShutdownReport& report) {
     context_ = std::move(handle);
   }
   // Quarantine remains, or the destroy kept being rejected: a whole-device discard ends it all.
+  tally(ResourceKind::Queues).discarded += queues_.size();
+  queues_.clear();
   (void)backend_.discard_context(std::move(context_));
   tally(ResourceKind::Contexts).discarded++;
   report.context_discarded = true;
@@ -153,7 +155,10 @@ ShutdownReport Engine<B, E>::shutdown(std::uint64_t drain_timeout_ns) {
   report.drain = drain_locked(drain_timeout_ns);
   settle_for_shutdown_locked();
   if (lost_) recover_if_lost_locked(false);
-  destroy_queues_locked();
+  // Queues are destroyed only when no held (quarantined) handle could still be their child.
+  const bool holds_handles = !held_buffers_.empty() || !held_programs_.empty() || !held_executables_.empty() ||
+                             !held_events_.empty();
+  if (!holds_handles) destroy_queues_locked();
   if (lost_) recover_if_lost_locked(false);
 
   report.baseline_charged_bytes = 0;
