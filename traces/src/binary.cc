@@ -18,6 +18,7 @@ void put_header(std::vector<std::byte>& out, const TraceHeader& header) {
   detail::put_text(out, header.quiesce_version);
   detail::put_text(out, header.git_commit);
   detail::put_fixed64(out, header.seed);
+  detail::put_text(out, header.device);
   detail::put_text(out, header.fault_plan);
   detail::put_text(out, header.cost_profile);
   detail::put_text(out, header.schedule);
@@ -96,7 +97,7 @@ TraceResult<TraceHeader> read_header(detail::DecodeState& state) {
   }
   header.format_version = static_cast<std::uint32_t>(version);
   if (!in.text("quiesce_version", header.quiesce_version) || !in.text("git_commit", header.git_commit) ||
-      !in.fixed64("seed", header.seed) || !in.text("fault_plan", header.fault_plan) ||
+      !in.fixed64("seed", header.seed) || !in.text("device", header.device) || !in.text("fault_plan", header.fault_plan) ||
       !in.text("cost_profile", header.cost_profile) || !in.text("schedule", header.schedule) ||
       !in.text("workload", header.workload)) {
     return in.error;

@@ -207,8 +207,10 @@ void visit_note(V& v, RecordKind kind, NoteRecord& note) {
   switch (kind) {
     case RecordKind::Fault:
       v.text("fault", note.name);
-      v.u64("value", note.value);
-      v.text("detail", note.detail);
+      v.text("site", note.detail);
+      v.u64("parameter", note.value);
+      v.u64("injector_call", note.count);
+      v.u64("site_ordinal", note.ordinal);
       return;
     case RecordKind::Schedule:
       v.text("strategy", note.name);

@@ -253,6 +253,7 @@ Json header_json(const TraceHeader& header) {
   line["quiesce_version"] = header.quiesce_version;
   line["git_commit"] = header.git_commit;
   line["seed"] = header.seed;
+  line["device"] = header.device;
   line["fault_plan"] = header.fault_plan;
   line["cost_profile"] = header.cost_profile;
   line["schedule"] = header.schedule;
@@ -293,6 +294,7 @@ TraceResult<TraceHeader> parse_header(const Json& line) {
   in.text("quiesce_version", header.quiesce_version);
   in.text("git_commit", header.git_commit);
   in.u64("seed", header.seed);
+  in.text("device", header.device);
   in.text("fault_plan", header.fault_plan);
   in.text("cost_profile", header.cost_profile);
   in.text("schedule", header.schedule);

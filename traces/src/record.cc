@@ -114,6 +114,8 @@ ErrorValue to_value(const Error& error) {
                     std::string(error.what)};
 }
 
+void reset_record(Record& record) { detail::reset(record); }
+
 std::string_view build_version() { return QUIESCE_VERSION; }
 std::string_view build_commit() { return QUIESCE_GIT_COMMIT; }
 
@@ -187,6 +189,7 @@ void reset(Record& record) {
   note.call_index = 0;
   note.value = 0;
   note.count = 0;
+  note.ordinal = 0;
   note.name.clear();
   note.detail.clear();
 }

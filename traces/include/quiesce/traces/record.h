@@ -178,7 +178,8 @@ inline constexpr std::uint8_t kRecordKindCount = 6;
 std::string_view to_string(RecordKind kind);
 
 // A non-call record. Which fields mean what:
-//   Fault:     call_index (the call it was injected into), name (fault kind), value (parameter), detail
+//   Fault:     call_index (the recorded call it was injected into), name (fault kind), detail (site),
+//              value (parameter), count (the injector's own call index), ordinal (the site's ordinal)
 //   Schedule:  call_index (the next call), name (strategy), value (thread chosen), count (threads runnable)
 //   Clock:     call_index (the next call), value (virtual now, ns)
 //   Finding:   call_index, name (oracle finding kind), detail
@@ -187,6 +188,7 @@ struct NoteRecord {
   std::uint64_t call_index = 0;
   std::uint64_t value = 0;
   std::uint64_t count = 0;
+  std::uint64_t ordinal = 0;
   std::string name;
   std::string detail;
 
@@ -205,11 +207,15 @@ struct Record {
   }
 };
 
+// Puts a record back to its defaults, keeping the storage of its vectors and strings for reuse.
+void reset_record(Record& record);
+
 struct TraceHeader {
   std::uint32_t format_version = kFormatVersion;
   std::string quiesce_version;
   std::string git_commit;
   std::uint64_t seed = 0;
+  std::string device;        // the simulated device's configuration as text
   std::string fault_plan;    // the fault plan as text
   std::string cost_profile;  // the simulator's cost profile as text
   std::string schedule;      // the schedule strategy

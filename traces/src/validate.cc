@@ -1,0 +1,124 @@
+// Whole-trace sequence checks: handles exist before use, notes name real calls, time moves forward.
+#include "quiesce/traces/validate.h"
+
+#include <array>
+#include <set>
+#include <string>
+
+#include "quiesce/traces/codec.h"
+
+namespace quiesce::traces {
+namespace {
+
+class Sequence {
+ public:
+  // Checks one call's handles, then learns the handle it created. False with `error` set on a bad name.
+  bool call(std::uint64_t index, const CallRecord& call, TraceError& error) {
+    index_ = index;
+    op_ = call.op;
+    if (!known(subject_kind(call.op), call.subject, "its subject", error)) return false;
+    if (call.op == Op::AllocateBuffer && !known(HandleKind::Queue, call.queue, "its ordering queue", error)) return false;
+    for (std::size_t position = 0; position < call.commands.size(); ++position) {
+      if (!command(call.commands[position], position, error)) return false;
+    }
+    if (call.result_id != 0 && result_kind(call.op) != HandleKind::None) {
+      created_[static_cast<std::size_t>(result_kind(call.op))].insert(call.result_id);
+    }
+    return true;
+  }
+
+ private:
+  bool command(const CommandRecord& command, std::size_t position, TraceError& error) {
+    const std::string where = "command " + std::to_string(position);
+    if (!known(HandleKind::Program, command.program, where + "'s program", error)) return false;
+    if (!known(HandleKind::Executable, command.executable, where + "'s executable", error)) return false;
+    if (!known(HandleKind::Event, command.event, where + "'s event", error)) return false;
+    if (!known(HandleKind::Buffer, command.source, where + "'s source", error)) return false;
+    if (!known(HandleKind::Buffer, command.target, where + "'s target", error)) return false;
+    for (const BindingRecord& binding : command.bindings) {
+      if (!known(HandleKind::Buffer, binding.buffer, where + "'s binding", error)) return false;
+    }
+    return true;
+  }
+  bool known(HandleKind kind, std::uint64_t id, const std::string& role, TraceError& error) const {
+    if (id == 0 || kind == HandleKind::None) return true;
+    if (created_[static_cast<std::size_t>(kind)].contains(id)) return true;
+    error = TraceError{std::string(to_string(op_)) + " names " + std::string(to_string(kind)) + " " + std::to_string(id) +
+                           " as " + role + ", but no earlier record created it: an impossible sequence",
+                       TraceError::Where::Record, index_};
+    return false;
+  }
+
+  std::array<std::set<std::uint64_t>, kHandleKindCount> created_;
+  std::uint64_t index_ = 0;
+  Op op_ = Op::DeviceInfo;
+};
+
+bool check_note(std::uint64_t index, RecordKind kind, const NoteRecord& note, std::uint64_t calls, std::uint64_t& clock_ns,
+                TraceError& error) {
+  const auto refuse = [&](const std::string& what) {
+    error = TraceError{std::string(to_string(kind)) + " " + what, TraceError::Where::Record, index};
+    return false;
+  };
+  switch (kind) {
+    case RecordKind::Fault:
+      if (note.call_index >= calls) {
+        return refuse("names call " + std::to_string(note.call_index) + ", but only " + std::to_string(calls) + " calls came before it");
+      }
+      return true;
+    case RecordKind::Finding:
+    case RecordKind::Violation:
+      if (note.call_index > calls) {
+        return refuse("names call " + std::to_string(note.call_index) + ", but only " + std::to_string(calls) + " calls came before it");
+      }
+      return true;
+    case RecordKind::Clock:
+      if (note.value < clock_ns) {
+        return refuse("goes back in time from " + std::to_string(clock_ns) + " ns to " + std::to_string(note.value) + " ns");
+      }
+      clock_ns = note.value;
+      [[fallthrough]];
+    case RecordKind::Schedule:
+      if (note.call_index != calls) {
+        return refuse("names call " + std::to_string(note.call_index) + " as the next call, but the next call is " + std::to_string(calls));
+      }
+      return true;
+    case RecordKind::Call:
+      return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+TraceResult<void> validate_trace(const Trace& trace) {
+  Sequence sequence;
+  TraceError error;
+  std::uint64_t calls = 0;
+  std::uint64_t clock_ns = 0;
+  for (std::uint64_t index = 0; index < trace.records.size(); ++index) {
+    const Record& record = trace.records[index];
+    if (record.kind == RecordKind::Call) {
+      if (!sequence.call(index, record.call, error)) return error;
+      ++calls;
+    } else if (!check_note(index, record.kind, record.note, calls, clock_ns, error)) {
+      return error;
+    }
+  }
+  if (trace.footer.record_count != trace.records.size()) {
+    return TraceError{"the footer counts " + std::to_string(trace.footer.record_count) + " records but the trace holds " +
+                          std::to_string(trace.records.size()),
+                      TraceError::Where::Record, trace.records.size()};
+  }
+  return {};
+}
+
+TraceResult<Trace> load_trace(const std::string& path) {
+  TraceResult<Trace> trace = read_trace_file(path);
+  if (!trace.ok()) return trace;
+  TraceResult<void> valid = validate_trace(trace.value());
+  if (!valid.ok()) return valid.error();
+  return trace;
+}
+
+}  // namespace quiesce::traces
