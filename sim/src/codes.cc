@@ -28,7 +28,7 @@ std::string_view code_name(Code code) {
   return "UnknownCode";
 }
 
-std::string describe_error(const Error& error) {
+std::string describe(const Error& error) {
   std::string report = quiesce::describe_error(error);
   if (error.domain == NativeDomain::Simulator) {
     report += " [sim code ";

@@ -138,7 +138,7 @@ Result<DeviceInfo> Device::device_info() {
   return info;
 }
 
-std::string Device::describe_error(const Error& error) const { return sim::describe_error(error); }
+std::string Device::describe_error(const Error& error) const { return sim::describe(error); }
 
 void Device::note_reported_rejected(std::uint64_t invocation) {
   note(kCallNoteRejected, invocation, nullptr);

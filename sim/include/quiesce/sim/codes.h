@@ -42,7 +42,8 @@ constexpr Error sim_error(ErrorKind kind, Code code, std::string_view what, bool
   return Error{kind, NativeDomain::Simulator, static_cast<std::int32_t>(code), false, retryable, what};
 }
 
-// The core report plus the name of the simulator code ("sim code 700 IllegalAddress").
-std::string describe_error(const Error& error);
+// The core report plus the name of the simulator code ("sim code 700 IllegalAddress"). Device::describe_error
+// answers this; it is not named describe_error so that it never competes with quiesce::describe_error by ADL.
+std::string describe(const Error& error);
 
 }  // namespace quiesce::sim
