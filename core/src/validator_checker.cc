@@ -9,13 +9,13 @@ namespace quiesce {
 
 ContractChecker::ContractChecker(ValidatorOptions options)
     : options_(options),
-      contexts_(options.dense_ids_max),
-      buffers_(options.dense_ids_max),
-      programs_(options.dense_ids_max),
-      queues_(options.dense_ids_max),
-      events_(options.dense_ids_max),
-      executables_(options.dense_ids_max) {
-  assert(options_.dense_ids_max > 0);
+      contexts_(options.retired_remembered_max),
+      buffers_(options.retired_remembered_max),
+      programs_(options.retired_remembered_max),
+      queues_(options.retired_remembered_max),
+      events_(options.retired_remembered_max),
+      executables_(options.retired_remembered_max) {
+  assert(options_.indeterminate_invocations_max > 0);
   violations_.reserve(options_.violations_stored_max < 256 ? options_.violations_stored_max : 256);
 }
 

@@ -1,14 +1,14 @@
 // The validator's shadow of every handle it has seen: records, tables keyed by handle id, pin lists.
 //
-// Ids below ValidatorOptions::dense_ids_max index a vector directly (O(1), no hashing, allocation only when
-// a new highest id appears); larger ids fall back to an ordered map whose records are erased once the
-// handle is released, so a run that outgrows the dense range keeps memory bounded by its live handles.
-// Iteration (leak reports at finish) is by ascending id, so reports are deterministic.
+// The steady state allocates nothing: tables grow only when more handles are live than ever before, and
+// pin lists are recycled.
 #pragma once
 
 #include <cassert>
 #include <cstdint>
-#include <map>
+#include <algorithm>
+#include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "quiesce/core/outcome.h"
@@ -94,55 +94,132 @@ struct ExecutableShadow {
   std::uint32_t pins = 0;             // pin list of what it captured
 };
 
+// Shadow records keyed by handle id: an open-addressing hash table (linear probing, power-of-two capacity)
+// so that any id scheme works in O(1) (dense counters, or the simulator's generation << 32 | slot). A
+// consumed handle's record stays findable, so a later use is reported as a use after release, until
+// `retired_remembered_max` newer handles of the same kind were consumed: then the oldest is forgotten (a
+// use of it is reported as an unknown handle), which bounds memory by live handles plus that window.
+// Iteration is by ascending id, so reports are deterministic whatever the hash order.
 template <class Record>
 class ShadowTable {
  public:
-  explicit ShadowTable(std::uint64_t dense_ids_max) : dense_ids_max_(dense_ids_max) {}
+  explicit ShadowTable(std::uint32_t retired_remembered_max) : retired_ring_(retired_remembered_max, 0) {
+    slots_.resize(kInitialCapacity);
+  }
 
-  // The record of `id`, or nullptr when no handle of that id was ever created here.
+  // The record of `id`, or nullptr when no handle of that id is known here.
   Record* find(std::uint64_t id) {
-    if (id < dense_ids_max_) {
-      if (id >= dense_.size() || dense_[id].life == Life::Absent) return nullptr;
-      return &dense_[id];
-    }
-    const auto found = sparse_.find(id);
-    return found == sparse_.end() ? nullptr : &found->second;
+    Slot* slot = find_slot(id);
+    return slot == nullptr ? nullptr : &slot->record;
   }
 
   // A fresh record for a newly created handle. Invalidates pointers into this table.
   Record& create(std::uint64_t id) {
-    assert(id != 0);
-    if (id < dense_ids_max_) {
-      if (id >= dense_.size()) dense_.resize(id + 1);
-      dense_[id] = Record{};
-      return dense_[id];
+    assert(id != 0 && id != kTombstone);
+    if (Record* existing = find(id)) {
+      *existing = Record{};
+      return *existing;
     }
-    Record& record = sparse_[id];
-    record = Record{};
-    return record;
+    if ((used_ + tombstones_ + 1) * 4 > slots_.size() * 3) {
+      // Grow when live records fill half the table; otherwise only sweep the tombstones out.
+      rehash(used_ * 2 + 2 > slots_.size() ? slots_.size() * 2 : slots_.size());
+    }
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t index = mix(id) & mask;
+    while (slots_[index].id != 0 && slots_[index].id != kTombstone) index = (index + 1) & mask;
+    if (slots_[index].id == kTombstone) tombstones_--;
+    slots_[index].id = id;
+    slots_[index].record = Record{};
+    used_++;
+    return slots_[index].record;
   }
 
-  // Called once a handle is consumed: dense records stay (to catch a later use after release), sparse
-  // ones are dropped to bound memory (a later use is then reported as an unknown handle).
+  // Called once a handle is consumed: its record is remembered for a while, then forgotten.
   void retire(std::uint64_t id) {
-    if (id >= dense_ids_max_) sparse_.erase(id);
+    if (retired_ring_.empty()) {
+      erase(id);
+      return;
+    }
+    const std::uint64_t oldest = retired_ring_[ring_next_];
+    if (oldest != 0) {
+      const Record* record = find(oldest);
+      if (record != nullptr && record->life != Life::Live) erase(oldest);
+    }
+    retired_ring_[ring_next_] = id;
+    ring_next_ = (ring_next_ + 1) % retired_ring_.size();
   }
 
-  std::size_t sparse_size() const { return sparse_.size(); }
+  std::size_t size() const { return used_; }
 
-  // Visits every record ever created that is still present, by ascending id.
+  // Visits every known record by ascending id (a rare path: it sorts a list of the ids).
   template <class Visit>
   void for_each(Visit&& visit) {
-    for (std::uint64_t id = 1; id < dense_.size(); ++id) {
-      if (dense_[id].life != Life::Absent) visit(id, dense_[id]);
+    std::vector<std::pair<std::uint64_t, std::size_t>> order;
+    order.reserve(used_);
+    for (std::size_t index = 0; index < slots_.size(); ++index) {
+      if (slots_[index].id != 0 && slots_[index].id != kTombstone) order.emplace_back(slots_[index].id, index);
     }
-    for (auto& [id, record] : sparse_) visit(id, record);
+    std::sort(order.begin(), order.end());
+    for (const auto& [id, index] : order) visit(id, slots_[index].record);
   }
 
  private:
-  std::uint64_t dense_ids_max_;
-  std::vector<Record> dense_;
-  std::map<std::uint64_t, Record> sparse_;
+  static constexpr std::uint64_t kTombstone = UINT64_MAX;
+  static constexpr std::size_t kInitialCapacity = 64;
+
+  struct Slot {
+    std::uint64_t id = 0;  // 0: empty; kTombstone: erased
+    Record record = {};
+  };
+
+  static std::size_t mix(std::uint64_t id) {
+    id ^= id >> 33U;
+    id *= 0xFF51AFD7ED558CCDULL;
+    id ^= id >> 33U;
+    return static_cast<std::size_t>(id);
+  }
+
+  Slot* find_slot(std::uint64_t id) {
+    if (id == 0 || id == kTombstone) return nullptr;
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t index = mix(id) & mask;
+    for (std::size_t probe = 0; probe < slots_.size(); ++probe) {
+      Slot& slot = slots_[index];
+      if (slot.id == id) return &slot;
+      if (slot.id == 0) return nullptr;
+      index = (index + 1) & mask;
+    }
+    return nullptr;
+  }
+
+  void erase(std::uint64_t id) {
+    Slot* slot = find_slot(id);
+    if (slot == nullptr) return;
+    slot->id = kTombstone;
+    used_--;
+    tombstones_++;
+  }
+
+  void rehash(std::size_t capacity) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(capacity, Slot{});
+    used_ = 0;
+    tombstones_ = 0;
+    const std::size_t mask = capacity - 1;
+    for (Slot& slot : old) {
+      if (slot.id == 0 || slot.id == kTombstone) continue;
+      std::size_t index = mix(slot.id) & mask;
+      while (slots_[index].id != 0) index = (index + 1) & mask;
+      slots_[index] = slot;
+      used_++;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t used_ = 0;
+  std::size_t tombstones_ = 0;
+  std::vector<std::uint64_t> retired_ring_;
+  std::size_t ring_next_ = 0;
 };
 
 // Pin lists of events and executables, recycled so the steady state allocates nothing: a list keeps its

@@ -139,7 +139,9 @@ struct ValidatorOptions {
   // Poison every read sink and check that a successful read overwrote it (see docs/validator.md).
   bool check_read_initialised = true;
   std::uint32_t violations_stored_max = 4096;  // later violations are counted, not stored
-  std::uint64_t dense_ids_max = std::uint64_t{1} << 22;  // larger handle ids go to an ordered map
+  // Consumed handles remembered per kind (a later use is a use after release); older ones are forgotten
+  // and a use of them is reported as an unknown handle.
+  std::uint32_t retired_remembered_max = 1U << 16;
   std::uint32_t indeterminate_invocations_max = 1U << 20;
 };
 
