@@ -2,7 +2,7 @@
 add_library(quiesce_warnings INTERFACE)
 target_compile_options(quiesce_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
                                                   -Wold-style-cast -Wcast-align -Woverloaded-virtual
-                                                  -Wnull-dereference -Wimplicit-fallthrough)
+                                                  -Wimplicit-fallthrough)
 if(QUIESCE_WERROR)
   target_compile_options(quiesce_warnings INTERFACE -Werror)
 endif()
