@@ -126,26 +126,25 @@ void ContractChecker::after_destroy_executable(ExecutableRef ref, const ReleaseA
 
 // ---- end of run ----
 
-std::uint64_t ContractChecker::finish() {
-  if (finished_) return violation_count_;
-  finished_ = true;
-  call_ = Call::None;
-  call_index_ = calls_;  // the position just after the last call
-  caller_violations_in_call_ = 0;
+std::vector<Violation> ContractChecker::end_of_run() const {
+  std::vector<Violation> found;
+  auto add = [&](Rule rule, HandleName subject, HandleName related, std::string_view observed) {
+    found.push_back(Violation{rule, calls_, Call::None, {subject, related}, rule_info(rule).summary, observed, 0});
+  };
   auto context_live = [this](std::uint64_t context_id, std::uint32_t epoch) {
     const ContextShadow* context = contexts_.find(context_id);
     return context != nullptr && context->life == Life::Live && context->epoch == epoch;
   };
   contexts_.for_each([&](std::uint64_t id, const ContextShadow& context) {
     if (context.life == Life::Live) {
-      report(Rule::CallerLeak, HandleName{HandleKind::ContextHandle, id, context.epoch}, {}, "the context was never released");
+      add(Rule::CallerLeak, HandleName{HandleKind::ContextHandle, id, context.epoch}, {}, "the context was never released");
     }
   });
   auto leaks = [&](HandleKind kind, std::string_view observed) {
     return [&, kind, observed](std::uint64_t id, const auto& record) {
       if (record.life != Life::Live || !context_live(record.context, record.epoch)) return;
-      report(Rule::CallerLeak, HandleName{kind, id, record.epoch}, HandleName{HandleKind::ContextHandle, record.context, record.epoch},
-             observed);
+      add(Rule::CallerLeak, HandleName{kind, id, record.epoch},
+          HandleName{HandleKind::ContextHandle, record.context, record.epoch}, observed);
     };
   };
   buffers_.for_each(leaks(HandleKind::BufferHandle, "the buffer was never released"));
@@ -155,10 +154,17 @@ std::uint64_t ContractChecker::finish() {
   executables_.for_each(leaks(HandleKind::ExecutableHandle, "the executable was never destroyed"));
   queues_.for_each([&](std::uint64_t id, const QueueShadow& queue) {
     if (queue.life == Life::Live && queue.capturing && context_live(queue.context, queue.epoch)) {
-      report(Rule::CallerCaptureNotEnded, HandleName{HandleKind::QueueHandle, id, queue.epoch}, {},
-             "the run ended with the queue's capture window open");
+      add(Rule::CallerCaptureNotEnded, HandleName{HandleKind::QueueHandle, id, queue.epoch}, {},
+          "the run ended with the queue's capture window open");
     }
   });
+  return found;
+}
+
+std::uint64_t ContractChecker::finish() {
+  if (finished_) return violation_count_;
+  finished_ = true;
+  for (const Violation& violation : end_of_run()) record(violation);
   return violation_count_;
 }
 

@@ -41,9 +41,13 @@ void ContractChecker::report(Rule rule, HandleName subject, HandleName related, 
     if (caller_violations_in_call_ == 0) first_caller_rule_ = rule;
     ++caller_violations_in_call_;
   }
+  record(Violation{rule, call_index_, call_, {subject, related}, info.summary, observed, value});
+}
+
+void ContractChecker::record(const Violation& violation) {
   ++violation_count_;
   if (violations_.size() >= options_.violations_stored_max) return;  // counted, not stored: the bound
-  violations_.push_back(Violation{rule, call_index_, call_, {subject, related}, info.summary, observed, value});
+  violations_.push_back(violation);
 }
 
 Error ContractChecker::refusal() const {

@@ -49,7 +49,10 @@ class Validator {
   const std::vector<Violation>& violations() const { return checker_.violations(); }
   std::uint64_t violation_count() const { return checker_.violation_count(); }
   std::uint64_t calls() const { return checker_.calls(); }
+  // End-of-run checks (leaks, open capture windows), recorded once; returns violation_count().
   std::uint64_t finish() { return checker_.finish(); }
+  // What finish() would add now, without recording it.
+  std::vector<Violation> end_of_run() const { return checker_.end_of_run(); }
   std::string describe(const Violation& violation) const { return describe_violation(violation); }
   const ContractChecker& checker() const { return checker_; }
 

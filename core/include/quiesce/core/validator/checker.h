@@ -103,8 +103,11 @@ class ContractChecker {
   void after_destroy_executable(ExecutableRef executable, const ReleaseAnswer& answer);
 
   // ---- end of run ----
-  // Reports every live handle (a leak) and every open capture window. Idempotent: a second call adds nothing.
+  // Records every live handle (a leak) and every open capture window, at the position after the last call,
+  // and returns violation_count(). Idempotent: a second call adds nothing.
   std::uint64_t finish();
+  // What finish() would record now, without recording it (for reports taken mid-run).
+  std::vector<Violation> end_of_run() const;
 
   // The error a refused call answers with: domain Core, native code kRefusalCodeBase + rule, the rule's
   // name as text. PermissionDenied for access modes, InvalidArgument otherwise.
@@ -124,6 +127,7 @@ class ContractChecker {
   bool forward() const;
   void report(Rule rule, HandleName subject, HandleName related = {}, std::string_view observed = {},
               std::uint64_t value = 0);
+  void record(const Violation& violation);
   void note_error(std::uint64_t context, const Error& error);
 
   ContextShadow* use_context(ContextRef ref, Use use);

@@ -151,16 +151,18 @@ class ShadowTable {
 
   std::size_t size() const { return used_; }
 
+  const Record* find(std::uint64_t id) const { return const_cast<ShadowTable*>(this)->find(id); }
+
   // Visits every known record by ascending id (a rare path: it sorts a list of the ids).
   template <class Visit>
-  void for_each(Visit&& visit) {
+  void for_each(Visit&& visit) const {
     std::vector<std::pair<std::uint64_t, std::size_t>> order;
     order.reserve(used_);
     for (std::size_t index = 0; index < slots_.size(); ++index) {
       if (slots_[index].id != 0 && slots_[index].id != kTombstone) order.emplace_back(slots_[index].id, index);
     }
     std::sort(order.begin(), order.end());
-    for (const auto& [id, index] : order) visit(id, slots_[index].record);
+    for (const auto& [id, index] : order) visit(id, static_cast<const Record&>(slots_[index].record));
   }
 
  private:
