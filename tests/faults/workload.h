@@ -57,7 +57,7 @@ class Workload {
     Result<Queue> queue = backend_->create_queue(context_, QueueDesc{});
     if (!queue.ok()) return note_error(queue.error()), false;
     queue_ = std::move(queue).value();
-    const ArtifactRef artifact{"fill", ArtifactFormat::Builtin, {}, 0};
+    const ArtifactRef artifact{"fill", ArtifactFormat::Builtin, {}, 1U << 20U};
     for (std::uint32_t attempt = 0; attempt < kAttemptsMax && !program_.valid(); ++attempt) {
       Result<Program> program = backend_->load_program(context_, artifact);
       if (program.ok()) program_ = std::move(program).value();
@@ -75,15 +75,22 @@ class Workload {
       if (allocated) buffers_ = transaction.commit();
     }
     if (buffers_.empty()) return note("no-buffers"), false;
-    const std::array<std::byte, kBufferBytes> pattern = make_pattern(7);
+    // Every byte of every buffer is written before anything reads it.
+    for (std::uint32_t index = 0; index < buffers_.size(); ++index) {
+      if (!write_whole(buffers_[index], make_pattern(7 + index))) return false;
+    }
+    return true;
+  }
+
+  bool write_whole(Buffer& buffer, const std::array<std::byte, kBufferBytes>& pattern) {
     const std::array<std::span<const std::byte>, 1> segments = {std::span<const std::byte>(pattern)};
     for (std::uint32_t attempt = 0; attempt < kAttemptsMax; ++attempt) {
-      Status written = backend_->write_buffer(buffers_[0], 0, ByteSource{segments});
+      Status written = backend_->write_buffer(buffer, 0, ByteSource{segments});
       if (written.ok()) return note("written"), true;
       note_error(written.error());
       if (lost_) return false;
     }
-    return true;
+    return note("unwritten"), false;
   }
 
   static std::array<std::byte, kBufferBytes> make_pattern(std::uint32_t seed) {
@@ -94,12 +101,14 @@ class Workload {
 
   void submit_round(std::uint32_t round) {
     const std::array<std::byte, 4> upload = {std::byte(round), std::byte(1), std::byte(2), std::byte(3)};
-    const std::array<std::byte, 1> parameter = {std::byte(round + 40)};
+    const std::array<std::byte, 4> parameter = {std::byte(round + 40), std::byte(0), std::byte(0), std::byte(0)};
+    LaunchDims dims;
+    dims.block_x = kBufferBytes / 4;  // one thread per u32 word
     const std::array<Binding, 1> bindings = {Binding{buffers_[2].ref(), Access::Write}};
     const std::array<Command, 3> batch = {
         Command::upload(upload, buffers_[1].ref(), 0),
         Command::copy(buffers_[0].ref(), 0, buffers_[1].ref(), 4, 8),
-        Command::launch(program_.ref(), LaunchDims{}, bindings, parameter),
+        Command::launch(program_.ref(), dims, bindings, parameter),
     };
     std::optional<Event> event;
     for (std::uint32_t attempt = 0; attempt < kAttemptsMax && !event; ++attempt) {
