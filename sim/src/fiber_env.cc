@@ -307,9 +307,9 @@ bool FiberEnv::advance_clock_until_runnable() {
       return false;
     }
     if (!clock_->run_next()) {
-      fail(RunFailureKind::Deadlock, "deadlock at step " + std::to_string(steps_) + ", virtual time " +
-                                         std::to_string(clock_->now_ns()) + " ns: all " + std::to_string(live_) +
-                                         " unfinished fibers are blocked and no clock event is pending");
+      fail(RunFailureKind::Deadlock, "all " + std::to_string(live_) + " unfinished fibers are blocked at step " +
+                                         std::to_string(steps_) + ", virtual time " +
+                                         std::to_string(clock_->now_ns()) + " ns, and no clock event is pending");
       return false;
     }
     interleaving_hash_ = (interleaving_hash_ ^ clock_->now_ns()) * kHashPrime;
