@@ -1,0 +1,204 @@
+// Recording a run, replaying a trace, the determinism check, and their command-line entry points.
+#include "quiesce/properties/replay.h"
+
+#include <string>
+
+#include "quiesce/core/digest.h"
+#include "quiesce/traces/commands.h"
+#include "quiesce/traces/validate.h"
+#include "replay_internal.h"
+
+namespace quiesce::properties {
+namespace {
+
+using replay_detail::CallExecutor;
+using replay_detail::ComparingSink;
+using replay_detail::SimStack;
+
+constexpr int kExitFaithful = 0;
+constexpr int kExitDiverged = 1;
+constexpr int kExitBadInput = 2;
+
+// Fault records name their kind and site; a replay hands them to the injector, so both must be known.
+traces::TraceResult<void> check_fault_names(const traces::Trace& trace) {
+  for (std::uint64_t index = 0; index < trace.records.size(); ++index) {
+    const traces::Record& record = trace.records[index];
+    if (record.kind != traces::RecordKind::Fault) continue;
+    const bool kind_known = faults::fault_kind_from_string(record.note.name).has_value();
+    const bool site_known = faults::site_from_string(record.note.detail).has_value();
+    if (!kind_known || !site_known) {
+      return traces::TraceError{"fault '" + record.note.name + "' at site '" + record.note.detail +
+                                    "' is not a fault this build's injector can tell",
+                                traces::TraceError::Where::Record, index};
+    }
+  }
+  return {};
+}
+
+std::string encoding_name(traces::Encoding encoding) {
+  return encoding == traces::Encoding::Binary ? "binary" : "JSON Lines";
+}
+
+traces::Encoding encoding_for(const std::string& path) {
+  const bool json = path.ends_with(".jsonl") || path.ends_with(".json");
+  return json ? traces::Encoding::JsonLines : traces::Encoding::Binary;
+}
+
+void print_divergence(const Divergence& divergence, std::ostream& out) {
+  out << "divergence at record " << divergence.record_index << "\n  expected: " << divergence.expected
+      << "\n  actual:   " << divergence.actual << "\n";
+}
+
+}  // namespace
+
+RecordedRun record_raw_run(const RunConfig& config) {
+  traces::BinaryWriter writer(header_of(config));
+  RecordedRun run;
+  {
+    SimStack stack(config, config.plan, writer);
+    RawWorkloadOptions options = config.workload;
+    options.seed = config.seed;
+    options.on_liveness = [&stack] { stack.injector().set_injecting(false); };
+    Digest digest;
+    run.stats = run_raw_workload(stack.top(), options, digest);
+    run.findings = stack.findings();
+    run.violations = stack.violations();
+    run.faults = stack.faults();
+  }
+  run.footer = traces::TraceFooter{writer.record_count(), writer.digest()};
+  run.trace = writer.finish();
+  return run;
+}
+
+traces::TraceResult<ReplayReport> replay_trace(const traces::Trace& trace) {
+  traces::TraceResult<void> valid = traces::validate_trace(trace);
+  if (!valid.ok()) return valid.error();
+  traces::TraceResult<void> names = check_fault_names(trace);
+  if (!names.ok()) return names.error();
+  traces::TraceResult<RunConfig> config = config_from_header(trace.header);
+  if (!config.ok()) return config.error();
+
+  ReplayReport report;
+  report.digest_expected = trace.footer.digest;
+  ComparingSink sink(trace.header, &trace.records);
+  {
+    const faults::Plan plan = replay_detail::replay_plan(config->plan, replay_detail::replay_faults_of(trace.records));
+    SimStack stack(config.value(), plan, sink);
+    CallExecutor executor(stack.top());
+    std::string problem;
+    for (std::uint64_t index = 0; index < trace.records.size() && !sink.diverged(); ++index) {
+      const traces::Record& record = trace.records[index];
+      if (record.kind != traces::RecordKind::Call) continue;
+      if (!executor.execute(record.call, problem)) return traces::TraceError{problem, traces::TraceError::Where::Record, index};
+      report.calls_replayed++;
+    }
+  }
+  if (!sink.diverged() && sink.count() < trace.records.size()) {
+    sink.set_divergence(Divergence{sink.count(), replay_detail::printed(trace.records[sink.count()]),
+                                   "(nothing: the replay produced no more records)"});
+  }
+  report.divergence = sink.divergence();
+  report.records_compared = sink.count();
+  report.digest_actual = sink.writer().digest();
+  report.trace = sink.writer().finish();
+  return report;
+}
+
+DeterminismReport check_determinism(const RunConfig& config) {
+  const RecordedRun first = record_raw_run(config);
+  const RecordedRun second = record_raw_run(config);
+  DeterminismReport report;
+  report.identical = first.trace == second.trace;
+  report.bytes = first.trace.size();
+  report.records = first.footer.record_count;
+  if (report.identical) return report;
+  traces::TraceResult<traces::Trace> a = traces::decode_binary(first.trace);
+  traces::TraceResult<traces::Trace> b = traces::decode_binary(second.trace);
+  if (!a.ok() || !b.ok()) {
+    report.difference = Divergence{0, "(the first run's trace does not decode)", "(the second run's trace does not decode)"};
+    return report;
+  }
+  const std::size_t common = std::min(a->records.size(), b->records.size());
+  std::size_t index = 0;
+  while (index < common && a->records[index] == b->records[index]) ++index;
+  const std::string nothing = "(nothing: the trace ends here)";
+  report.difference = Divergence{index, index < a->records.size() ? replay_detail::printed(a->records[index]) : nothing,
+                                 index < b->records.size() ? replay_detail::printed(b->records[index]) : nothing};
+  return report;
+}
+
+int replay_command(const std::string& path, std::ostream& out, std::ostream& err) {
+  traces::TraceResult<traces::Trace> trace = traces::load_trace(path);
+  if (!trace.ok()) {
+    err << "quiesce: " << path << ": " << trace.error().message() << "\n";
+    return kExitBadInput;
+  }
+  traces::TraceResult<ReplayReport> report = replay_trace(trace.value());
+  if (!report.ok()) {
+    err << "quiesce: " << path << ": " << report.error().message() << "\n";
+    return kExitBadInput;
+  }
+  out << "replayed " << report->calls_replayed << " calls, compared " << report->records_compared << " of "
+      << trace->records.size() << " records\n";
+  if (report->faithful()) {
+    out << "faithful: digest " << to_hex(report->digest_actual) << " matches the recording\n";
+    return kExitFaithful;
+  }
+  if (report->divergence.has_value()) print_divergence(*report->divergence, out);
+  out << "digest expected " << to_hex(report->digest_expected) << ", actual " << to_hex(report->digest_actual) << "\n";
+  return kExitDiverged;
+}
+
+int shrink_command(const std::string& path, const std::string& output_path, std::ostream& out, std::ostream& err) {
+  traces::TraceResult<traces::Trace> trace = traces::load_trace(path);
+  if (!trace.ok()) {
+    err << "quiesce: " << path << ": " << trace.error().message() << "\n";
+    return kExitBadInput;
+  }
+  traces::TraceResult<ShrinkReport> report = shrink_trace(trace.value());
+  if (!report.ok()) {
+    err << "quiesce: " << path << ": " << report.error().message() << "\n";
+    return report.error().where == traces::TraceError::Where::File ? kExitDiverged : kExitBadInput;
+  }
+  traces::TraceResult<void> written = traces::write_trace_file(output_path, report->minimal, encoding_for(output_path));
+  if (!written.ok()) {
+    err << "quiesce: " << written.error().message() << "\n";
+    return kExitBadInput;
+  }
+  out << "shrank " << report->calls_before << " calls to " << report->calls_after << " in " << report->replays
+      << " replays; the failure: " << report->failure << "\nwrote " << output_path << "\n";
+  return kExitFaithful;
+}
+
+int record_command(const RunConfig& config, const std::string& trace_path, traces::Encoding encoding, std::ostream& out,
+                   std::ostream& err) {
+  const RecordedRun run = record_raw_run(config);
+  traces::TraceResult<void> written = traces::write_bytes_file(trace_path, run.trace);
+  if (written.ok() && encoding == traces::Encoding::JsonLines) {
+    traces::TraceResult<traces::Trace> decoded = traces::decode_binary(run.trace);
+    written = decoded.ok() ? traces::write_trace_file(trace_path, decoded.value(), encoding) : traces::TraceResult<void>(decoded.error());
+  }
+  if (!written.ok()) {
+    err << "quiesce: " << written.error().message() << "\n";
+    return kExitBadInput;
+  }
+  print_stats(run.stats, out);
+  out << "trace: " << trace_path << " (" << encoding_name(encoding) << ", " << run.footer.record_count << " records, "
+      << run.trace.size() << " bytes binary, digest " << to_hex(run.footer.digest) << ")\n"
+      << "faults injected: " << run.faults << ", findings: " << run.findings << ", violations: " << run.violations << "\n";
+  return run.held() ? kExitFaithful : kExitDiverged;
+}
+
+int determinism_command(const RunConfig& config, std::ostream& out, std::ostream& err) {
+  const DeterminismReport report = check_determinism(config);
+  if (report.identical) {
+    out << "deterministic: two runs of seed " << config.seed << " wrote the same " << report.bytes << " bytes ("
+        << report.records << " records)\n";
+    return kExitFaithful;
+  }
+  err << "quiesce: two runs of seed " << config.seed << " differ\n";
+  if (report.difference.has_value()) print_divergence(*report.difference, out);
+  return kExitDiverged;
+}
+
+}  // namespace quiesce::properties

@@ -1,0 +1,79 @@
+// The recorded simulator stack: what each call caused below the recorder becomes records after it.
+#include <string>
+
+#include "quiesce/traces/print.h"
+#include "replay_internal.h"
+
+namespace quiesce::properties::replay_detail {
+
+SimStack::SimStack(const RunConfig& config, const faults::Plan& plan, traces::TraceSink& sink)
+    : device_(config.device), top_(sink, config.validator, device_, plan) {
+  top_.set_hooks(this);
+}
+
+SimStack::~SimStack() { top_.set_hooks(nullptr); }
+
+void SimStack::after_call(std::uint64_t call_index) {
+  reached_.push_back(injector().calls() > injector_calls_before_);
+  const std::vector<faults::InjectedFault>& injected = injector().injected();
+  for (; faults_seen_ < injected.size(); ++faults_seen_) {
+    const faults::InjectedFault& fault = injected[faults_seen_];
+    top_.record_fault(call_index, faults::to_string(fault.kind), faults::to_string(fault.site), fault.parameter,
+                      fault.call_index, fault.site_ordinal);
+  }
+  const std::vector<sim::Finding>& findings = device_.findings();
+  for (; findings_seen_ < findings.size(); ++findings_seen_) {
+    const sim::Finding& finding = findings[findings_seen_];
+    top_.record_finding(call_index, sim::to_string(finding.kind), finding.message);
+  }
+  const std::vector<Violation>& violations = validator().violations();
+  for (; violations_seen_ < violations.size(); ++violations_seen_) {
+    const Violation& violation = violations[violations_seen_];
+    top_.record_violation(violation.call_index, rule_info(violation.rule).name, describe_violation(violation));
+  }
+}
+
+ComparingSink::ComparingSink(const traces::TraceHeader& header, const std::vector<traces::Record>* expected)
+    : writer_(header), expected_(expected) {}
+
+void ComparingSink::append(const traces::Record& record) {
+  const std::uint64_t index = writer_.record_count();
+  writer_.append(record);
+  if (expected_ == nullptr) {
+    records_.push_back(record);
+    return;
+  }
+  if (divergence_.has_value()) return;
+  if (index >= expected_->size()) {
+    divergence_ = Divergence{index, "(nothing: the trace ends here)", printed(record)};
+  } else if (!((*expected_)[index] == record)) {
+    divergence_ = Divergence{index, printed((*expected_)[index]), printed(record)};
+  }
+}
+
+std::string printed(const traces::Record& record) { return traces::describe_record(record); }
+
+std::vector<faults::InjectedFault> replay_faults_of(const std::vector<traces::Record>& records) {
+  std::vector<faults::InjectedFault> list;
+  for (const traces::Record& record : records) {
+    if (record.kind != traces::RecordKind::Fault) continue;
+    faults::InjectedFault fault;
+    fault.call_index = record.note.count;
+    fault.site_ordinal = record.note.ordinal;
+    fault.parameter = record.note.value;
+    // Names were validated by fault_list_problem before any replay starts.
+    fault.kind = faults::fault_kind_from_string(record.note.name).value_or(faults::FaultKind::SubmitRejected);
+    fault.site = faults::site_from_string(record.note.detail).value_or(faults::Site::Submit);
+    list.push_back(fault);
+  }
+  return list;
+}
+
+faults::Plan replay_plan(const faults::Plan& original, std::vector<faults::InjectedFault> faults) {
+  faults::Plan plan = faults::Plan::replay(std::move(faults));
+  plan.seed = original.seed;
+  plan.delay_polls_max = original.delay_polls_max;
+  return plan;
+}
+
+}  // namespace quiesce::properties::replay_detail
