@@ -31,6 +31,9 @@ struct RawWorkloadOptions {
   std::uint32_t liveness_rounds_max = 64;       // drain rounds before the run is declared stuck
   Ratio device_fault = Ratio{1, 4000};          // chance that a batch ends in the faulting kernel
   std::function<void()> on_liveness;            // called once when the safety phase ends (stop injecting)
+  // Called after each operation of the safety phase with its index and kind ("submit", "poll", ...), so a
+  // harness can check invariants step by step and name the first step that broke one.
+  std::function<void(std::uint64_t index, std::string_view kind)> after_operation;
 };
 
 struct RawWorkloadStats {

@@ -144,19 +144,21 @@ class RawWorkload {
 
   void step() {
     const std::uint64_t pick = prng_.below(100);
-    if (pick < 10) allocate();
-    else if (pick < 17) write();
-    else if (pick < 45) submit_batch();
-    else if (pick < 60) poll();
-    else if (pick < 67) wait();
-    else if (pick < 75) destroy_terminal_events();
-    else if (pick < 83) read();
-    else if (pick < 88) free_buffer();
-    else if (pick < 90) cancel();
-    else if (pick < 93) capture();
-    else if (pick < 97) replay();
-    else if (pick < 98) destroy_executable();
-    else synchronize();
+    std::string_view kind;
+    if (pick < 10) allocate(), kind = "allocate";
+    else if (pick < 17) write(), kind = "write";
+    else if (pick < 45) submit_batch(), kind = "submit";
+    else if (pick < 60) poll(), kind = "poll";
+    else if (pick < 67) wait(), kind = "wait";
+    else if (pick < 75) destroy_terminal_events(), kind = "destroy-events";
+    else if (pick < 83) read(), kind = "read";
+    else if (pick < 88) free_buffer(), kind = "free";
+    else if (pick < 90) cancel(), kind = "cancel";
+    else if (pick < 93) capture(), kind = "capture";
+    else if (pick < 97) replay(), kind = "replay";
+    else if (pick < 98) destroy_executable(), kind = "destroy-executable";
+    else synchronize(), kind = "synchronize";
+    if (options_.after_operation) options_.after_operation(stats_.operations, kind);
   }
 
   std::uint32_t live_buffers() const {

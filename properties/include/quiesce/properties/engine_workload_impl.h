@@ -1,0 +1,537 @@
+// The engine workload's driver (see engine_workload.h): one seeded operation at a time through the engine.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <set>
+
+#include "quiesce/properties/engine_workload.h"
+
+namespace quiesce::properties {
+namespace engine_workload_detail {
+
+enum class Step : std::uint8_t {
+  Import, Write, Read, Launch, Batch, Release, Capture, Replay, DestroyGraph, Profile, Flush, Sync,
+  AccessViolation, Memory, Progress,
+};
+
+// Step weights, out of their sum: launches and batches dominate, rare paths still come up in 1,000 steps.
+inline constexpr std::array<std::pair<Step, std::uint32_t>, 15> kStepWeights{{
+    {Step::Import, 10}, {Step::Write, 7}, {Step::Read, 12}, {Step::Launch, 20}, {Step::Batch, 14},
+    {Step::Release, 8}, {Step::Capture, 3}, {Step::Replay, 5}, {Step::DestroyGraph, 2}, {Step::Profile, 3},
+    {Step::Flush, 5}, {Step::Sync, 3}, {Step::AccessViolation, 1}, {Step::Memory, 2}, {Step::Progress, 3},
+}};
+
+inline constexpr std::uint64_t kProgramResidentBytes = 4096;
+inline constexpr std::uint32_t kGraphsMax = 4;
+
+template <Backend B, Env E>
+class EngineWorkload {
+ public:
+  EngineWorkload(B& stack, E& env, const EngineWorkloadOptions& options, Digest& digest)
+      : engine_(stack, env, engine_options(options)),
+        options_(options),
+        digest_(digest),
+        prng_(Prng(options.seed).derive("properties.engine_workload")),
+        model_([this](SubmissionId submission) { return engine_.poll(submission); }) {
+    assert(options.buffer_bytes_max >= 16 && options.buffer_bytes_max % 4 == 0);
+  }
+
+  EngineWorkloadResult run() {
+    const Status opened = engine_.open();
+    if (!opened.ok()) {
+      result_.problems.push_back("the engine did not open: " + describe_error(opened.error()));
+      return std::move(result_);
+    }
+    for (std::uint32_t index = 0; index < options_.operations; ++index) {
+      operation_ = index;
+      step();
+      notice_epoch();
+      result_.operations++;
+    }
+    liveness();
+    return std::move(result_);
+  }
+
+ private:
+  struct LiveBuffer {
+    BufferId id;
+    std::uint64_t bytes = 0;
+  };
+  struct LiveGraph {
+    GraphId id;
+    std::vector<ModelOp> ops;
+  };
+
+  static EngineOptions engine_options(const EngineWorkloadOptions& options) {
+    EngineOptions engine;
+    engine.queue_count = options.queues;
+    engine.memory_budget_bytes = options.memory_budget_bytes;
+    engine.invocation_base = options.seed << 24U;
+    engine.host_access_timeout_ns = options.wait_timeout_ns;
+    return engine;
+  }
+
+  void step() {
+    std::uint32_t total = 0;
+    for (const auto& [kind, weight] : kStepWeights) total += weight;
+    std::uint64_t draw = prng_.below(total);
+    Step chosen = Step::Progress;
+    for (const auto& [kind, weight] : kStepWeights) {
+      if (draw < weight) {
+        chosen = kind;
+        break;
+      }
+      draw -= weight;
+    }
+    digest_.add(chosen);
+    switch (chosen) {
+      case Step::Import: return import();
+      case Step::Write: return write();
+      case Step::Read: return read();
+      case Step::Launch: return launch();
+      case Step::Batch: return batch();
+      case Step::Release: return release();
+      case Step::Capture: return capture();
+      case Step::Replay: return replay();
+      case Step::DestroyGraph: return destroy_graph();
+      case Step::Profile: return profile();
+      case Step::Flush: return take(engine_.flush());
+      case Step::Sync: return take(engine_.sync(options_.wait_timeout_ns));
+      case Step::AccessViolation: return access_violation();
+      case Step::Memory: return memory();
+      case Step::Progress: return engine_.progress();
+    }
+  }
+
+  // After a device loss the engine is on a new epoch: nothing of the old one exists any more.
+  void notice_epoch() {
+    const std::uint32_t epoch = engine_.epoch();
+    if (epoch == epoch_) return;
+    epoch_ = epoch;
+    result_.epochs_seen++;
+    buffers_.clear();
+    graphs_.clear();
+    model_.clear();
+    programs_.fill(ProgramId{});
+    profile_.reset();
+    digest_.add(epoch);
+  }
+
+  void absorb(const Error& error) {
+    result_.errors_absorbed++;
+    digest_.add(error.kind);
+  }
+
+  std::optional<ProgramId> program(BuiltinKernel kernel) {
+    ProgramId& slot = programs_[static_cast<std::size_t>(kernel)];
+    if (slot.valid() && slot.epoch == epoch_) return slot;
+    ArtifactRef artifact;
+    artifact.kernel_name = kernel_name(kernel);
+    artifact.resident_bytes = kProgramResidentBytes;
+    Result<ProgramId> loaded = engine_.load_program(artifact);
+    if (!loaded.ok()) {
+      absorb(loaded.error());
+      return std::nullopt;
+    }
+    slot = loaded.value();
+    return slot;
+  }
+
+  std::vector<std::byte> random_bytes(std::uint64_t count) {
+    std::vector<std::byte> bytes(count);
+    for (std::byte& byte : bytes) byte = static_cast<std::byte>(prng_.below(256));
+    return bytes;
+  }
+
+  std::uint64_t random_size() { return 4 * prng_.range(2, options_.buffer_bytes_max / 4); }
+
+  // A buffer index, distinct from `other` when given; nullopt when none fits.
+  std::optional<std::size_t> pick_buffer(std::optional<std::size_t> other = std::nullopt) {
+    const std::size_t candidates = buffers_.size() - (other.has_value() ? 1 : 0);
+    if (buffers_.empty() || candidates == 0) return std::nullopt;
+    std::size_t index = prng_.below(candidates);
+    if (other.has_value() && index >= *other) ++index;
+    return index;
+  }
+
+  void import() {
+    if (buffers_.size() >= options_.buffers_max) return;
+    const std::uint64_t count = prng_.range(1, std::min<std::uint64_t>(3, options_.buffers_max - buffers_.size()));
+    std::vector<std::vector<std::byte>> contents;
+    for (std::uint64_t index = 0; index < count; ++index) contents.push_back(random_bytes(random_size()));
+    std::vector<std::array<std::span<const std::byte>, 1>> segments;
+    for (const auto& content : contents) segments.push_back({std::span<const std::byte>(content)});
+    std::vector<ImportRequest> requests;
+    for (std::size_t index = 0; index < contents.size(); ++index) {
+      requests.push_back(ImportRequest{BufferRequest{contents[index].size(), kAllBufferUsage}, ByteSource{segments[index]}});
+    }
+    result_.imports++;
+    Result<std::vector<BufferId>> imported = engine_.import_buffers(requests);
+    if (!imported.ok()) {
+      result_.imports_failed++;
+      return absorb(imported.error());
+    }
+    for (std::size_t index = 0; index < imported->size(); ++index) {
+      const BufferId id = imported->at(index);
+      buffers_.push_back(LiveBuffer{id, contents[index].size()});
+      model_.add(id.serial, contents[index].size(), contents[index]);
+    }
+  }
+
+  void write() {
+    const std::optional<std::size_t> index = pick_buffer();
+    if (!index) return;
+    const LiveBuffer buffer = buffers_[*index];
+    const std::uint64_t offset = prng_.below(buffer.bytes);
+    const std::vector<std::byte> data = random_bytes(prng_.range(1, buffer.bytes - offset));
+    const std::array<std::span<const std::byte>, 1> segments{std::span<const std::byte>(data)};
+    result_.writes++;
+    const Status written = engine_.write(buffer.id, offset, ByteSource{segments});
+    model_.host_write(buffer.id.serial, offset, data, written.ok());
+    if (!written.ok()) absorb(written.error());
+  }
+
+  void read_and_check(const LiveBuffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
+    std::vector<std::byte> data(bytes);
+    const std::array<std::span<std::byte>, 1> segments{std::span<std::byte>(data)};
+    const Status read_status = engine_.read(buffer.id, offset, ByteSink{segments});
+    if (!read_status.ok()) return absorb(read_status.error());
+    result_.reads_checked++;
+    digest_.add(hash_bytes(data));
+    const std::optional<std::string> mismatch = model_.check_read(buffer.id.serial, offset, data, result_.bytes_checked);
+    if (mismatch) {
+      result_.data_failures.push_back("seed " + std::to_string(options_.seed) + " operation " +
+                                      std::to_string(operation_) + ": " + *mismatch);
+    }
+  }
+
+  void read() {
+    const std::optional<std::size_t> index = pick_buffer();
+    if (!index) return;
+    const LiveBuffer buffer = buffers_[*index];
+    const std::uint64_t offset = prng_.coin() ? 0 : prng_.below(buffer.bytes);
+    read_and_check(buffer, offset, prng_.range(1, buffer.bytes - offset));
+  }
+
+  // Plans one kernel launch over distinct live buffers, with the access modes of the kernel's ABI.
+  std::optional<ModelOp> plan_launch(bool allow_fault) {
+    ModelOp op;
+    op.kind = OpKind::Launch;
+    if (allow_fault && prng_.chance(options_.device_fault)) {
+      op.kernel = BuiltinKernel::Fault;
+    } else {
+      constexpr std::array<BuiltinKernel, 5> kKernels{BuiltinKernel::Fill, BuiltinKernel::Copy, BuiltinKernel::Saxpy,
+                                                      BuiltinKernel::Checksum, BuiltinKernel::Delay};
+      op.kernel = kKernels[prng_.below(kKernels.size())];
+    }
+    const std::size_t binding_count = op.kernel == BuiltinKernel::Delay                                  ? 0
+                                      : op.kernel == BuiltinKernel::Fill || op.kernel == BuiltinKernel::Fault ? 1
+                                                                                                           : 2;
+    std::optional<std::size_t> first;
+    for (std::size_t binding = 0; binding < binding_count; ++binding) {
+      const std::optional<std::size_t> index = pick_buffer(first);
+      if (!index) return std::nullopt;
+      if (!first) first = index;
+      op.buffers.push_back(buffers_[*index].id.serial);
+    }
+    if (op.kernel == BuiltinKernel::Fill || op.kernel == BuiltinKernel::Saxpy) {
+      op.data = random_bytes(4);
+    } else if (op.kernel == BuiltinKernel::Delay) {
+      const std::uint64_t delay_ns = prng_.range(1'000, 200'000);
+      for (unsigned shift = 0; shift < 64; shift += 8) op.data.push_back(static_cast<std::byte>(delay_ns >> shift));
+    }
+    if (op.kernel != BuiltinKernel::Fault && prng_.below(10) == 0) op.mode = LaunchMode::DryRun;
+    return op;
+  }
+
+  static Access binding_access(BuiltinKernel kernel, std::size_t binding) {
+    switch (kernel) {
+      case BuiltinKernel::Fill: return Access::Write;
+      case BuiltinKernel::Copy:
+      case BuiltinKernel::Checksum: return binding == 0 ? Access::Read : Access::Write;
+      case BuiltinKernel::Saxpy: return binding == 0 ? Access::Read : Access::ReadWrite;
+      case BuiltinKernel::Delay:
+      case BuiltinKernel::Fault: return Access::Read;
+    }
+    return Access::Read;
+  }
+
+  BufferId id_of(std::uint64_t serial) const { return BufferId{serial, epoch_}; }
+
+  // Engine ops for model ops; `bindings` keeps the binding arrays alive for the call.
+  std::optional<std::vector<EngineOp>> encode(const std::vector<ModelOp>& ops,
+                                              std::vector<std::vector<EngineBinding>>& bindings) {
+    std::vector<EngineOp> encoded;
+    bindings.reserve(ops.size());
+    for (const ModelOp& op : ops) {
+      switch (op.kind) {
+        case OpKind::Launch: {
+          const std::optional<ProgramId> loaded = program(op.kernel);
+          if (!loaded) return std::nullopt;
+          std::vector<EngineBinding>& list = bindings.emplace_back();
+          for (std::size_t index = 0; index < op.buffers.size(); ++index) {
+            list.push_back(EngineBinding{id_of(op.buffers[index]), binding_access(op.kernel, index)});
+          }
+          encoded.push_back(EngineOp::launch(*loaded, LaunchDims{}, list, op.data, op.mode));
+          break;
+        }
+        case OpKind::Copy:
+          encoded.push_back(EngineOp::copy(id_of(op.buffers[0]), op.source_offset, id_of(op.buffers[1]),
+                                           op.target_offset, op.bytes));
+          break;
+        case OpKind::Upload:
+          encoded.push_back(EngineOp::upload(op.data, id_of(op.buffers[0]), op.target_offset));
+          break;
+        case OpKind::Zero:
+          encoded.push_back(EngineOp::zero(id_of(op.buffers[0]), op.target_offset, op.bytes));
+          break;
+        case OpKind::Replay:
+          return std::nullopt;
+      }
+    }
+    return encoded;
+  }
+
+  void launch() {
+    std::optional<ModelOp> op = plan_launch(true);
+    if (!op) return;
+    std::vector<std::vector<EngineBinding>> bindings;
+    const std::vector<ModelOp> ops{*op};
+    std::optional<std::vector<EngineOp>> encoded = encode(ops, bindings);
+    if (!encoded) return;
+    const EngineOp& launch_op = encoded->front();
+    Result<SubmissionId> launched =
+        engine_.launch(prng_.below(options_.queues), launch_op.program, launch_op.dims, launch_op.bindings,
+                       launch_op.data, launch_op.mode);
+    result_.launches++;
+    if (op->mode == LaunchMode::DryRun) result_.dry_runs++;
+    if (op->kernel == BuiltinKernel::Fault) result_.faults_planted++;
+    if (!launched.ok()) return absorb(launched.error());
+    fire_and_forget_.insert(launched->serial);
+    model_.apply(*op, launched.value());
+  }
+
+  std::optional<ModelOp> plan_transfer() {
+    ModelOp op;
+    const std::uint64_t kind = prng_.below(3);
+    const std::optional<std::size_t> target = pick_buffer();
+    if (!target) return std::nullopt;
+    const LiveBuffer& buffer = buffers_[*target];
+    op.target_offset = prng_.below(buffer.bytes);
+    op.bytes = prng_.range(1, buffer.bytes - op.target_offset);
+    if (kind == 0) {
+      op.kind = OpKind::Upload;
+      op.data = random_bytes(op.bytes);
+      op.buffers = {buffer.id.serial};
+    } else if (kind == 1) {
+      op.kind = OpKind::Zero;
+      op.buffers = {buffer.id.serial};
+    } else {
+      const std::optional<std::size_t> source = pick_buffer(target);
+      if (!source) return std::nullopt;
+      op.kind = OpKind::Copy;
+      const LiveBuffer& from = buffers_[*source];
+      op.bytes = prng_.range(1, std::min(from.bytes, buffer.bytes - op.target_offset));
+      op.source_offset = prng_.below(from.bytes - op.bytes + 1);
+      op.buffers = {from.id.serial, buffer.id.serial};
+    }
+    return op;
+  }
+
+  std::vector<ModelOp> plan_ops(std::uint64_t count_max) {
+    std::vector<ModelOp> ops;
+    const std::uint64_t count = prng_.range(1, count_max);
+    for (std::uint64_t index = 0; index < count; ++index) {
+      std::optional<ModelOp> op = prng_.coin() ? plan_launch(false) : plan_transfer();
+      if (op) ops.push_back(std::move(*op));
+    }
+    return ops;
+  }
+
+  void batch() {
+    const std::vector<ModelOp> ops = plan_ops(4);
+    if (ops.empty()) return;
+    std::vector<std::vector<EngineBinding>> bindings;
+    std::optional<std::vector<EngineOp>> encoded = encode(ops, bindings);
+    if (!encoded) return;
+    SubmitRequest request;
+    request.timing = prng_.below(3) == 0;
+    const std::array<SubmissionId, 1> dependency{last_submission_};
+    if (last_submission_.valid() && prng_.below(4) == 0) request.depends_on = dependency;
+    Result<SubmissionId> submitted = engine_.submit(prng_.below(options_.queues), *encoded, request);
+    result_.batches++;
+    if (!submitted.ok()) return absorb(submitted.error());
+    last_submission_ = submitted.value();
+    for (const ModelOp& op : ops) model_.apply(op, submitted.value());
+    if (prng_.below(3) != 0) return;
+    Result<SubmissionReceipt> receipt = engine_.wait(submitted.value(), options_.wait_timeout_ns);
+    if (!receipt.ok()) return absorb(receipt.error());
+    digest_.add(receipt->state);
+    if (receipt->timing.has_value()) {
+      result_.receipts_timed++;
+      if (!request.timing) result_.problems.push_back("a receipt carried timing that was never requested");
+      if (receipt->timing->finished_ns < receipt->timing->started_ns) {
+        result_.problems.push_back("a timing receipt finished before it started");
+      }
+    }
+  }
+
+  void release() {
+    const std::optional<std::size_t> index = pick_buffer();
+    if (!index) return;
+    const LiveBuffer buffer = buffers_[*index];
+    buffers_.erase(buffers_.begin() + static_cast<std::ptrdiff_t>(*index));
+    model_.remove(buffer.id.serial);
+    result_.releases++;
+    const Status released = engine_.release(buffer.id);
+    if (!released.ok()) absorb(released.error());
+  }
+
+  void capture() {
+    if (graphs_.size() >= kGraphsMax) return;
+    const QueueIndex queue = prng_.below(options_.queues);
+    const Status prepared = engine_.prepare_graph(queue);
+    if (!prepared.ok()) return absorb(prepared.error());
+    std::vector<ModelOp> ops = plan_ops(3);
+    std::erase_if(ops, [](const ModelOp& op) { return op.mode == LaunchMode::DryRun; });
+    if (ops.empty()) return;
+    std::vector<std::vector<EngineBinding>> bindings;
+    std::optional<std::vector<EngineOp>> encoded = encode(ops, bindings);
+    if (!encoded) return;
+    Result<GraphId> graph = engine_.capture_graph(queue, *encoded);
+    if (!graph.ok()) return absorb(graph.error());
+    result_.graphs_captured++;
+    graphs_.push_back(LiveGraph{graph.value(), std::move(ops)});
+  }
+
+  void replay() {
+    if (graphs_.empty()) return;
+    const LiveGraph& graph = graphs_[prng_.below(graphs_.size())];
+    Result<SubmissionId> replayed = engine_.replay(graph.id, prng_.below(options_.queues));
+    if (!replayed.ok()) return absorb(replayed.error());
+    result_.replays++;
+    fire_and_forget_.insert(replayed->serial);
+    for (const ModelOp& op : graph.ops) model_.apply(op, replayed.value());
+  }
+
+  void destroy_graph() {
+    if (graphs_.empty()) return;
+    const std::size_t index = prng_.below(graphs_.size());
+    const Status destroyed = engine_.destroy_graph(graphs_[index].id);
+    graphs_.erase(graphs_.begin() + static_cast<std::ptrdiff_t>(index));
+    if (!destroyed.ok()) absorb(destroyed.error());
+  }
+
+  void profile() {
+    if (!profile_.has_value()) {
+      Result<ProfileToken> token = engine_.start_profile();
+      if (!token.ok()) return absorb(token.error());
+      profile_ = token.value();
+      return;
+    }
+    Result<ProfileDuration> duration = engine_.end_profile(*profile_, options_.wait_timeout_ns);
+    profile_.reset();
+    result_.profiles++;
+    if (!duration.ok()) {
+      result_.profiles_unavailable++;
+      return absorb(duration.error());
+    }
+    // R15: a duration comes only from timing receipts, so a window that answered has submissions in it.
+    if (duration->submissions == 0) result_.problems.push_back("a profile window answered with no submission");
+    digest_.add(duration->busy_ns);
+  }
+
+  void take(const FlushResult& flushed) {
+    result_.flushes++;
+    for (const AsyncFailure& failure : flushed.failures) note_failure(failure);
+    if (!flushed.completion.ok()) absorb(flushed.completion.error());
+  }
+
+  // R14: every asynchronous failure belongs to fire-and-forget work and surfaces exactly once.
+  void note_failure(const AsyncFailure& failure) {
+    result_.failures_surfaced++;
+    digest_.add(failure.cause);
+    if (!surfaced_.insert(failure.submission.serial).second) {
+      result_.problems.push_back("the failure of submission #" + std::to_string(failure.submission.serial) +
+                                 " surfaced more than once");
+    }
+    if (!fire_and_forget_.contains(failure.submission.serial)) {
+      result_.problems.push_back("a failure surfaced for submission #" + std::to_string(failure.submission.serial) +
+                                 ", which was not fire-and-forget work");
+    }
+  }
+
+  // R16: a launch whose access mode the buffer's usage forbids is refused before the backend sees it.
+  void access_violation() {
+    const std::optional<ProgramId> fill = program(BuiltinKernel::Fill);
+    if (!fill) return;
+    Result<BufferId> read_only =
+        engine_.create_buffer(BufferRequest{64, BufferUsage::ProgramInput | BufferUsage::TransferSource});
+    if (!read_only.ok()) return absorb(read_only.error());
+    const std::uint64_t submissions_before = engine_.counters().submissions;
+    const EngineBinding binding{read_only.value(), Access::Write};
+    const std::array<std::byte, 4> parameters{};
+    Result<SubmissionId> launched = engine_.launch(0, *fill, LaunchDims{}, std::span<const EngineBinding>(&binding, 1),
+                                                   parameters);
+    if (launched.ok() || launched.error().kind != ErrorKind::PermissionDenied ||
+        engine_.counters().submissions != submissions_before) {
+      result_.problems.push_back("a launch that writes through a read-only binding was not refused");
+    } else {
+      result_.access_violations_refused++;
+    }
+    const Status released = engine_.release(read_only.value());
+    if (!released.ok()) absorb(released.error());
+  }
+
+  void memory() {
+    const EngineMemory memory = engine_.memory_usage();
+    if (memory.charged_bytes + memory.quarantined_bytes > memory.capacity_bytes ||
+        memory.charged_bytes_max < memory.charged_bytes) {
+      result_.problems.push_back("the memory ledger is over its capacity or below its own high-water mark");
+    }
+  }
+
+  void liveness() {
+    if (options_.on_liveness) options_.on_liveness();
+    take(engine_.sync(options_.liveness_timeout_ns));
+    notice_epoch();
+    result_.liveness = engine_.drain(options_.liveness_timeout_ns);
+    notice_epoch();
+    // Every byte the model still knows is checked once more, now that nothing is injected.
+    for (const LiveBuffer& buffer : std::vector<LiveBuffer>(buffers_)) read_and_check(buffer, 0, buffer.bytes);
+    take(engine_.flush());
+    result_.engine = engine_.counters();
+    result_.shutdown = engine_.shutdown(options_.liveness_timeout_ns);
+    for (const AsyncFailure& failure : result_.shutdown.unsurfaced_failures) note_failure(failure);
+    digest_.add(result_.shutdown.tally(ResourceKind::Buffers).released);
+    digest_.add(result_.shutdown.tally(ResourceKind::Buffers).quarantined);
+  }
+
+  Engine<B, E> engine_;
+  EngineWorkloadOptions options_;
+  Digest& digest_;
+  Prng prng_;
+  EngineHostModel model_;
+  EngineWorkloadResult result_;
+  std::uint32_t operation_ = 0;
+  std::uint32_t epoch_ = 0;
+  std::vector<LiveBuffer> buffers_;
+  std::vector<LiveGraph> graphs_;
+  std::array<ProgramId, 6> programs_{};
+  std::optional<ProfileToken> profile_;
+  SubmissionId last_submission_;
+  std::set<std::uint64_t> surfaced_;
+  std::set<std::uint64_t> fire_and_forget_;
+};
+
+}  // namespace engine_workload_detail
+
+template <Backend B, Env E>
+EngineWorkloadResult run_engine_workload(B& stack, E& env, const EngineWorkloadOptions& options, Digest& digest) {
+  engine_workload_detail::EngineWorkload<B, E> workload(stack, env, options, digest);
+  return workload.run();
+}
+
+}  // namespace quiesce::properties
