@@ -204,40 +204,55 @@ std::string describe_violation(const Violation& violation) {
 
 namespace {
 
-// The poison word of sink word `word_index`: a hash of the salt and the position, so no data pattern (a
-// fill value, zeros, a previous read's poison) matches it by construction.
+// The poison word of sink word `word_index`: a hash of the salt (new every call) and the position. Real data
+// (a fill value, zeros, a copy of an earlier read) equals eight consecutive poison bytes with probability
+// 2^-64, so a reported run is an unwritten run, not a coincidence.
 std::uint64_t poison_word(std::uint64_t salt, std::uint64_t word_index) {
   std::uint64_t state = salt ^ (word_index * 0x9E3779B97F4A7C15ULL);
   return splitmix64(state);
 }
 
-std::byte poison_byte(std::uint64_t salt, std::uint64_t position) {
-  const std::uint64_t word = poison_word(salt, position / 8);
-  return static_cast<std::byte>((word >> (8U * (position % 8U))) & 0xFFU);
-}
+// Walks the sink's bytes with their poison: one hash per 8 positions, whatever the segmentation.
+class PoisonCursor {
+ public:
+  explicit PoisonCursor(std::uint64_t salt) : salt_(salt) {}
+
+  std::byte next() {
+    if (position_ % 8 == 0) word_ = poison_word(salt_, position_ / 8);
+    const auto byte = static_cast<std::byte>((word_ >> (8U * (position_ % 8U))) & 0xFFU);
+    ++position_;
+    return byte;
+  }
+  std::uint64_t position() const { return position_; }
+
+ private:
+  std::uint64_t salt_;
+  std::uint64_t position_ = 0;
+  std::uint64_t word_ = 0;
+};
 
 }  // namespace
 
 void poison_sink(ByteSink sink, std::uint64_t salt) {
-  std::uint64_t position = 0;
+  PoisonCursor cursor(salt);
   for (const std::span<std::byte> segment : sink.segments) {
-    for (std::byte& byte : segment) byte = poison_byte(salt, position++);
+    for (std::byte& byte : segment) byte = cursor.next();
   }
 }
 
 std::uint64_t find_poison_run(ByteSink sink, std::uint64_t salt) {
-  std::uint64_t position = 0;
+  PoisonCursor cursor(salt);
   std::uint64_t run_start = 0;
   std::uint64_t run_length = 0;
   for (const std::span<const std::byte> segment : sink.segments) {
     for (const std::byte byte : segment) {
-      if (byte == poison_byte(salt, position)) {
+      const std::uint64_t position = cursor.position();
+      if (byte == cursor.next()) {
         if (run_length == 0) run_start = position;
         if (++run_length == kPoisonRunMin) return run_start;
       } else {
         run_length = 0;
       }
-      ++position;
     }
   }
   return UINT64_MAX;

@@ -94,7 +94,8 @@ struct ExecutableShadow {
   std::uint32_t pins = 0;             // pin list of what it captured
 };
 
-// Shadow records keyed by handle id: an open-addressing hash table (linear probing, power-of-two capacity)
+// Shadow records keyed by handle id: an open-addressing hash table (linear probing, power-of-two capacity,
+// backward-shift deletion)
 // so that any id scheme works in O(1) (dense counters, or the simulator's generation << 32 | slot). A
 // consumed handle's record stays findable, so a later use is reported as a use after release, until
 // `retired_remembered_max` newer handles of the same kind were consumed: then the oldest is forgotten (a
@@ -115,19 +116,15 @@ class ShadowTable {
 
   // A fresh record for a newly created handle. Invalidates pointers into this table.
   Record& create(std::uint64_t id) {
-    assert(id != 0 && id != kTombstone);
+    assert(id != 0);
     if (Record* existing = find(id)) {
       *existing = Record{};
       return *existing;
     }
-    if ((used_ + tombstones_ + 1) * 4 > slots_.size() * 3) {
-      // Grow when live records fill half the table; otherwise only sweep the tombstones out.
-      rehash(used_ * 2 + 2 > slots_.size() ? slots_.size() * 2 : slots_.size());
-    }
+    if ((used_ + 1) * 4 > slots_.size() * 3) rehash(slots_.size() * 2);
     const std::size_t mask = slots_.size() - 1;
     std::size_t index = mix(id) & mask;
-    while (slots_[index].id != 0 && slots_[index].id != kTombstone) index = (index + 1) & mask;
-    if (slots_[index].id == kTombstone) tombstones_--;
+    while (slots_[index].id != 0) index = (index + 1) & mask;
     slots_[index].id = id;
     slots_[index].record = Record{};
     used_++;
@@ -159,18 +156,17 @@ class ShadowTable {
     std::vector<std::pair<std::uint64_t, std::size_t>> order;
     order.reserve(used_);
     for (std::size_t index = 0; index < slots_.size(); ++index) {
-      if (slots_[index].id != 0 && slots_[index].id != kTombstone) order.emplace_back(slots_[index].id, index);
+      if (slots_[index].id != 0) order.emplace_back(slots_[index].id, index);
     }
     std::sort(order.begin(), order.end());
     for (const auto& [id, index] : order) visit(id, static_cast<const Record&>(slots_[index].record));
   }
 
  private:
-  static constexpr std::uint64_t kTombstone = UINT64_MAX;
   static constexpr std::size_t kInitialCapacity = 64;
 
   struct Slot {
-    std::uint64_t id = 0;  // 0: empty; kTombstone: erased
+    std::uint64_t id = 0;  // 0: empty
     Record record = {};
   };
 
@@ -182,7 +178,7 @@ class ShadowTable {
   }
 
   Slot* find_slot(std::uint64_t id) {
-    if (id == 0 || id == kTombstone) return nullptr;
+    if (id == 0) return nullptr;
     const std::size_t mask = slots_.size() - 1;
     std::size_t index = mix(id) & mask;
     for (std::size_t probe = 0; probe < slots_.size(); ++probe) {
@@ -194,22 +190,35 @@ class ShadowTable {
     return nullptr;
   }
 
+  // Backward-shift deletion: later entries of the probe run move up, so no tombstones accumulate and a
+  // table whose live size is steady never needs to rehash.
   void erase(std::uint64_t id) {
-    Slot* slot = find_slot(id);
-    if (slot == nullptr) return;
-    slot->id = kTombstone;
+    Slot* found = find_slot(id);
+    if (found == nullptr) return;
+    const std::size_t mask = slots_.size() - 1;
+    auto hole = static_cast<std::size_t>(found - slots_.data());
+    std::size_t next = hole;
+    for (std::size_t step = 0; step < slots_.size(); ++step) {
+      next = (next + 1) & mask;
+      if (slots_[next].id == 0) break;
+      const std::size_t home = mix(slots_[next].id) & mask;
+      // The entry at `next` may move into the hole only if its home is not cyclically in (hole, next].
+      const bool home_between = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
+      if (home_between) continue;
+      slots_[hole] = slots_[next];
+      hole = next;
+    }
+    slots_[hole] = Slot{};
     used_--;
-    tombstones_++;
   }
 
   void rehash(std::size_t capacity) {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(capacity, Slot{});
     used_ = 0;
-    tombstones_ = 0;
     const std::size_t mask = capacity - 1;
     for (Slot& slot : old) {
-      if (slot.id == 0 || slot.id == kTombstone) continue;
+      if (slot.id == 0) continue;
       std::size_t index = mix(slot.id) & mask;
       while (slots_[index].id != 0) index = (index + 1) & mask;
       slots_[index] = slot;
@@ -219,7 +228,6 @@ class ShadowTable {
 
   std::vector<Slot> slots_;
   std::size_t used_ = 0;
-  std::size_t tombstones_ = 0;
   std::vector<std::uint64_t> retired_ring_;
   std::size_t ring_next_ = 0;
 };
