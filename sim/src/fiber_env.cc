@@ -312,6 +312,7 @@ bool FiberEnv::advance_clock_until_runnable() {
                                          std::to_string(clock_->now_ns()) + " ns, and no clock event is pending");
       return false;
     }
+    ++clock_jumps_;
     interleaving_hash_ = (interleaving_hash_ ^ clock_->now_ns()) * kHashPrime;
     if (!device_waiters_.empty()) wake_device_waiters();
   }
@@ -349,6 +350,7 @@ bool FiberEnv::device_wait(std::uint64_t deadline_ns, bool (*done)(const void* c
     self.device_done = done;
     self.device_context = context;
     block_current();
+    ++device_waits_;
     device_waiters_.push_back(self.id);
     if (deadline_ns != VirtualClock::kNever) {
       clock_->schedule(deadline_ns, &wake_timer_, wake_cookie(self.id, self.wait_generation));
@@ -406,6 +408,8 @@ RunSummary FiberEnv::summary() const {
   result.switches = switches_;
   result.decisions = schedule_.decisions().size();
   result.fibers = fibers_.size();
+  result.device_waits = device_waits_;
+  result.clock_jumps = clock_jumps_;
   result.end_time_ns = clock_->now_ns();
   result.digest = digest();
   return result;

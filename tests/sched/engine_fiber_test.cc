@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <span>
 #include <string>
@@ -21,8 +22,17 @@ namespace {
 
 using FiberEngine = Engine<Device, FiberEnv>;
 
-constexpr int kSubmitters = 3;
 constexpr int kRounds = 4;
+
+// The shape of one run: the default spreads three submitters over two queues; the admission variant puts
+// four on one queue of depth 1, so submits wait for admission through the FiberEnv's Waiter.
+struct Workload {
+  int submitters = 3;
+  std::uint32_t queue_depth_max = 8;
+  std::uint64_t admission_timeout_ns = 0;
+  bool one_queue = false;
+  bool poll_only = false;  // observe completion by polling only, never by a blocking wait
+};
 constexpr std::uint64_t kBufferBytes = 256;
 constexpr std::uint64_t kWaitTimeoutNs = 1'000'000'000;
 
@@ -37,6 +47,7 @@ struct SeedOutcome {
   std::uint64_t end_time_ns = 0;
   std::uint64_t device_digest = 0;
   std::size_t decisions = 0;
+  std::uint64_t device_waits = 0;
 };
 
 std::array<std::byte, 4> word_bytes(std::uint32_t value) {
@@ -47,7 +58,8 @@ std::array<std::byte, 4> word_bytes(std::uint32_t value) {
 
 // One submitter: create a buffer, fill it on the device, observe completion (by waiting, or by polling
 // while the poller fiber makes progress), read it back, release it; then flush.
-void submitter(FiberEngine& engine, FiberEnv& env, ProgramId fill, int index, std::vector<std::string>& problems) {
+void submitter(FiberEngine& engine, FiberEnv& env, ProgramId fill, int index, const Workload& workload,
+               std::vector<std::string>& problems) {
   for (int round = 0; round < kRounds; ++round) {
     const auto value = static_cast<std::uint32_t>(1000 * (index + 1) + round);
     const std::string where = "submitter " + std::to_string(index) + " round " + std::to_string(round);
@@ -59,13 +71,15 @@ void submitter(FiberEngine& engine, FiberEnv& env, ProgramId fill, int index, st
     const std::array<std::byte, 4> parameters = word_bytes(value);
     const EngineBinding binding{buffer.value(), Access::Write};
     const EngineOp op = EngineOp::launch(fill, LaunchDims{}, std::span<const EngineBinding>(&binding, 1), parameters);
-    const auto queue = static_cast<QueueIndex>((index + round) % 2);
-    Result<SubmissionId> submission = engine.submit(queue, std::span<const EngineOp>(&op, 1));
+    const auto queue = static_cast<QueueIndex>(workload.one_queue ? 0 : (index + round) % 2);
+    SubmitRequest request;
+    request.admission_timeout_ns = workload.admission_timeout_ns;
+    Result<SubmissionId> submission = engine.submit(queue, std::span<const EngineOp>(&op, 1), request);
     if (!submission.ok()) {
       problems.push_back(where + ": submit failed: " + quiesce::describe_error(submission.error()));
       return;
     }
-    if (round % 2 == 0) {
+    if (round % 2 == 0 && !workload.poll_only) {
       Result<SubmissionReceipt> receipt = engine.wait(submission.value(), kWaitTimeoutNs);
       if (!receipt.ok()) problems.push_back(where + ": wait failed: " + quiesce::describe_error(receipt.error()));
     } else {
@@ -96,9 +110,10 @@ void submitter(FiberEngine& engine, FiberEnv& env, ProgramId fill, int index, st
   if (!flushed.ok()) problems.push_back("submitter " + std::to_string(index) + ": flush reported failures");
 }
 
-SeedOutcome run_seed(std::uint64_t seed) {
+SeedOutcome run_seed(std::uint64_t seed, const Workload& workload = {}) {
   Config config;
   config.seed = seed;
+  config.queue_depth_max = workload.queue_depth_max;
   Device device(config);
   ScheduleKnobs knobs;
   knobs.pct_steps_estimate = 500;  // one run takes about 450 switch points
@@ -126,9 +141,9 @@ SeedOutcome run_seed(std::uint64_t seed) {
       }
       engine.start_poller();
       std::vector<FiberEnv::Thread> submitters;
-      for (int index = 0; index < kSubmitters; ++index) {
+      for (int index = 0; index < workload.submitters; ++index) {
         submitters.push_back(env.spawn("submitter-" + std::to_string(index), [&, index] {
-          submitter(engine, env, fill.value(), index, outcome.problems);
+          submitter(engine, env, fill.value(), index, workload, outcome.problems);
         }));
       }
       for (FiberEnv::Thread& thread : submitters) env.join(thread);
@@ -143,6 +158,7 @@ SeedOutcome run_seed(std::uint64_t seed) {
       outcome.digest = result->digest;
       outcome.end_time_ns = result->end_time_ns;
       outcome.decisions = result->decisions;
+      outcome.device_waits = result->device_waits;
     }
     outcome.shutdown_clean = report.clean();
     outcome.shutdown_report = report.describe();
@@ -163,6 +179,26 @@ TEST(EngineOnFibers, PollerAndSubmittersKeepEveryInvariantAcrossSeeds) {
     EXPECT_GT(outcome.end_time_ns, 0U) << "seed " << seed << ": device work takes virtual time";
     EXPECT_GT(outcome.decisions, 50U) << "seed " << seed << ": the fibers should interleave";
   }
+}
+
+TEST(EngineOnFibers, AdmissionWaitsParkSubmittersOnAFullQueue) {
+  Workload workload;
+  workload.submitters = 4;
+  workload.queue_depth_max = 1;
+  workload.admission_timeout_ns = 10'000'000;
+  workload.one_queue = true;
+  workload.poll_only = true;  // so that the device waits counted below are admission waits
+  std::uint64_t device_waits = 0;
+  for (std::uint64_t seed = 100; seed < 124; ++seed) {
+    const SeedOutcome outcome = run_seed(seed, workload);
+    device_waits += outcome.device_waits;
+    ASSERT_TRUE(outcome.run_ok) << "seed " << seed << ": " << outcome.run_report;
+    EXPECT_TRUE(outcome.problems.empty()) << "seed " << seed << ": " << outcome.problems.front();
+    EXPECT_TRUE(outcome.findings.empty()) << "seed " << seed << ": " << outcome.findings.front().message;
+    EXPECT_TRUE(outcome.shutdown_clean) << "seed " << seed << ": " << outcome.shutdown_report;
+  }
+  EXPECT_GT(device_waits, 24U) << "a full queue of depth 1 should make submitters wait for admission";
+  std::printf("admission variant: %llu parked device waits over 24 seeds\n", static_cast<unsigned long long>(device_waits));
 }
 
 TEST(EngineOnFibers, ASeedReproducesTheSameRun) {

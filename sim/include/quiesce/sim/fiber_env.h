@@ -81,6 +81,8 @@ struct RunSummary {
   std::uint64_t switches = 0;  // context switches made
   std::size_t decisions = 0;   // choices recorded (switch points with two or more runnable fibers)
   std::size_t fibers = 0;      // fibers spawned
+  std::uint64_t device_waits = 0;  // device waits through waiter() that parked their fiber
+  std::uint64_t clock_jumps = 0;   // times every fiber was blocked and the clock moved to its next event
   std::uint64_t end_time_ns = 0;
   std::uint64_t digest = 0;    // of the interleaving: equal for equal seeds, equal for a faithful replay
 };
@@ -241,6 +243,8 @@ class FiberEnv {
   std::size_t live_ = 0;                        // spawned and not finished
   std::uint64_t steps_ = 0;
   std::uint64_t switches_ = 0;
+  std::uint64_t device_waits_ = 0;
+  std::uint64_t clock_jumps_ = 0;
   std::uint64_t interleaving_hash_ = 0;
   std::uint32_t objects_numbered_ = 0;
   std::optional<RunFailure> failure_;
