@@ -227,6 +227,7 @@ FiberEnv::Fiber* FiberEnv::pick_next() {
       fail(RunFailureKind::ReplayDiverged, schedule_.divergence());
       return main_.get();
     }
+    if (observer_ != nullptr) observer_->on_decision(chosen, runnable_.size(), clock_->now_ns());
   }
   interleaving_hash_ = (interleaving_hash_ ^ chosen) * kHashPrime;
   return fibers_[chosen].get();
@@ -314,6 +315,7 @@ bool FiberEnv::advance_clock_until_runnable() {
     }
     ++clock_jumps_;
     interleaving_hash_ = (interleaving_hash_ ^ clock_->now_ns()) * kHashPrime;
+    if (observer_ != nullptr) observer_->on_clock_jump(clock_->now_ns());
     if (!device_waiters_.empty()) wake_device_waiters();
   }
   return true;

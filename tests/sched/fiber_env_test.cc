@@ -247,5 +247,42 @@ TEST(FiberEnv, SameSeedSameInterleavingAndDigest) {
   EXPECT_GT(orders.size(), 5U) << "different seeds should explore different interleavings";
 }
 
+class RecordingObserver final : public ScheduleObserver {
+ public:
+  void on_decision(FiberId chosen, std::size_t runnable, std::uint64_t now_ns) override {
+    EXPECT_GE(runnable, 2U);
+    EXPECT_GE(now_ns, last_ns);
+    chosen_fibers.push_back(chosen);
+  }
+  void on_clock_jump(std::uint64_t now_ns) override {
+    EXPECT_GT(now_ns, last_ns) << "a jump moves the clock forward";
+    last_ns = now_ns;
+    ++jumps;
+  }
+  std::vector<FiberId> chosen_fibers;
+  std::uint64_t jumps = 0;
+  std::uint64_t last_ns = 0;
+};
+
+TEST(FiberEnv, AnObserverSeesEveryDecisionAndClockJumpInOrder) {
+  VirtualClock clock;
+  FiberEnv env(clock, Schedule::from_seed(77));
+  RecordingObserver observer;
+  env.set_observer(&observer);
+  for (int worker = 0; worker < 3; ++worker) {
+    env.spawn([&env, worker] {
+      for (int round = 0; round < 4; ++round) {
+        env.sleep_until(env.now_ns() + 100 * static_cast<std::uint64_t>(worker + 1));
+        env.yield();
+      }
+    });
+  }
+  auto result = env.run();
+  ASSERT_TRUE(result.ok()) << result.error().report();
+  EXPECT_EQ(observer.chosen_fibers, env.decisions());
+  EXPECT_EQ(observer.jumps, result->clock_jumps);
+  EXPECT_GT(observer.jumps, 3U);
+}
+
 }  // namespace
 }  // namespace quiesce::sim

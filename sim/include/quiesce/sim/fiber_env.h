@@ -87,6 +87,19 @@ struct RunSummary {
   std::uint64_t digest = 0;    // of the interleaving: equal for equal seeds, equal for a faithful replay
 };
 
+// Told of every recorded scheduling decision and every clock jump, in order, so that a trace recorder can
+// interleave them with backend calls (traces::Recorder::record_schedule takes the chosen fiber and the
+// number runnable). Called on the running fiber's stack: it must not call the Env.
+class ScheduleObserver {
+ public:
+  ScheduleObserver() = default;
+  ScheduleObserver(const ScheduleObserver&) = default;
+  ScheduleObserver& operator=(const ScheduleObserver&) = default;
+  virtual ~ScheduleObserver() = default;
+  virtual void on_decision(FiberId chosen, std::size_t runnable, std::uint64_t now_ns) = 0;
+  virtual void on_clock_jump(std::uint64_t now_ns) = 0;
+};
+
 class FiberEnv {
  public:
   // A mutex between fibers. Usable with std::unique_lock. Not recursive; unlocking from a fiber that does
@@ -162,6 +175,9 @@ class FiberEnv {
   // (a fiber blocked inside a destructor cannot be unwound safely). Every later run() returns the same
   // failure.
   Result<RunSummary, RunFailure> run();
+
+  // nullptr stops the notifications. The observer must outlive the runs it observes.
+  void set_observer(ScheduleObserver* observer) { observer_ = observer; }
 
   // Hand to sim::Device::set_waiter: its blocking calls then park the calling fiber.
   Waiter& waiter() { return waiter_; }
@@ -251,6 +267,7 @@ class FiberEnv {
   bool running_ = false;
   bool tearing_down_ = false;
   FiberEnv* outer_active_ = nullptr;
+  ScheduleObserver* observer_ = nullptr;
   FiberWaiter waiter_{*this};
   WakeTimer wake_timer_{*this};
 };
