@@ -13,9 +13,10 @@ namespace quiesce::sim {
 using namespace internal;  // NOLINT(google-build-using-namespace)
 
 std::uint64_t Device::apply_command(std::uint64_t queue_id, const QueueRecord& queue, const StagedCommand& command,
-                                    const CommandStore& store, bool replayed, bool& faulted) {
+                                    const StagedCommand& stamp, const CommandStore& store, bool replayed,
+                                    bool& faulted) {
   const BatchRecord& batch = queue.ring[queue.head];
-  const Accessor accessor{queue.agent, command.tick, &command.clock, queue_id, batch.event_id};
+  const Accessor accessor{queue.agent, stamp.tick, &stamp.clock, queue_id, batch.event_id};
   const CostProfile& costs = config_.costs;
   const std::uint64_t fixed_ns = replayed ? costs.graph_node_ns : costs.copy_latency_ns;
   switch (command.kind) {

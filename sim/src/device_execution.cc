@@ -149,14 +149,14 @@ void Device::pump(std::uint64_t queue_id) {
     queue->granted = false;
     queue->engine_class = engine_class;
     engines_free_[engine_class]--;
-    (void)start_command(queue_id, *queue, batch, *runnable, *store, command.kind == CommandKind::Replay);
+    (void)start_command(queue_id, *queue, batch, *runnable, command, *store, command.kind == CommandKind::Replay);
     return;
   }
   simulator_bug("a queue pump exceeded its step bound");
 }
 
 bool Device::start_command(std::uint64_t queue_id, QueueRecord& queue, BatchRecord& batch, const StagedCommand& command,
-                           const CommandStore& store, bool replayed) {
+                           const StagedCommand& stamp, const CommandStore& store, bool replayed) {
   const std::uint64_t now_ns = clock_.now_ns();
   EventRecord* event = events_.find(batch.event_id);
   if (!batch.started) {
@@ -167,7 +167,7 @@ bool Device::start_command(std::uint64_t queue_id, QueueRecord& queue, BatchReco
   }
   note(kCallCommandStart, queue_id, nullptr);
   bool faulted = false;
-  const std::uint64_t cost_ns = apply_command(queue_id, queue, command, store, replayed, faulted);
+  const std::uint64_t cost_ns = apply_command(queue_id, queue, command, stamp, store, replayed, faulted);
   if (faulted) {
     engines_free_[queue.engine_class]++;
     lose_context(queue.context_id);

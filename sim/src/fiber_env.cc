@@ -25,8 +25,10 @@ thread_local FiberEnv* active_env = nullptr;
 
 constexpr std::uint64_t kHashPrime = 0x100000001B3ULL;
 
-std::uint64_t wake_cookie(FiberId fiber, std::uint32_t generation) {
-  return (std::uint64_t{generation} << 32U) | fiber;
+void erase_fiber(std::vector<FiberId>& fibers, FiberId fiber) {
+  const auto position = std::find(fibers.begin(), fibers.end(), fiber);
+  assert(position != fibers.end());
+  if (position != fibers.end()) fibers.erase(position);
 }
 
 }  // namespace
@@ -133,7 +135,7 @@ void FiberEnv::sleep_until(std::uint64_t time_ns) {
   self.wait = FiberWait::Sleep;
   self.wake_ns = time_ns;
   block_current();
-  clock_->schedule(time_ns, &wake_timer_, wake_cookie(self.id, self.wait_generation));
+  timed_waiters_.push_back(self.id);
   reschedule();
   assert(self.wait == FiberWait::None);
 }
@@ -264,26 +266,18 @@ void FiberEnv::make_runnable(FiberId fiber) {
   Fiber& record = *fibers_[fiber];
   assert(record.wait != FiberWait::None);
   assert(record.wait != FiberWait::Finished);
-  if (record.wait == FiberWait::Device) {
-    device_waiters_.erase(std::find(device_waiters_.begin(), device_waiters_.end(), fiber));
-  }
+  if (record.wait == FiberWait::Device) erase_fiber(device_waiters_, fiber);
+  if (record.wake_ns != VirtualClock::kNever) erase_fiber(timed_waiters_, fiber);
   record.wait = FiberWait::None;
   record.wait_mutex = nullptr;
   record.wait_condition = nullptr;
   record.wait_join = kNoFiber;
   record.wake_ns = VirtualClock::kNever;
-  ++record.wait_generation;
   runnable_.push_back(fiber);
 }
 
 // Takes the running fiber off the runnable list; its caller has already recorded what it waits on.
-void FiberEnv::block_current() {
-  Fiber& self = *current_;
-  const auto position = std::find(runnable_.begin(), runnable_.end(), self.id);
-  assert(position != runnable_.end());
-  runnable_.erase(position);
-  ++self.wait_generation;
-}
+void FiberEnv::block_current() { erase_fiber(runnable_, current_->id); }
 
 void FiberEnv::wake_device_waiters() {
   // make_runnable erases the woken fiber at `index`, so the index only moves past fibers left waiting.
@@ -297,39 +291,54 @@ void FiberEnv::wake_device_waiters() {
   }
 }
 
+// Sleeps and device-wait deadlines are not clock events (a timer left behind by a wait that ended early
+// would outlive the env); the scheduler moves the clock to whichever comes first, a clock event or the
+// earliest wake time, and events due at a wake time fire before the fibers waking then run.
 bool FiberEnv::advance_clock_until_runnable() {
   assert(runnable_.empty());
-  for (std::uint64_t fired = 0; runnable_.empty(); ++fired) {
-    if (fired == options_.clock_events_max) {
-      fail(RunFailureKind::ClockBound, "the clock fired " + std::to_string(fired) +
-                                           " event times (clock_events_max) up to virtual time " +
+  for (std::uint64_t jumps = 0; runnable_.empty(); ++jumps) {
+    if (jumps == options_.clock_events_max) {
+      fail(RunFailureKind::ClockBound, "the clock moved " + std::to_string(jumps) +
+                                           " times (clock_events_max) up to virtual time " +
                                            std::to_string(clock_->now_ns()) + " ns without waking any of the " +
                                            std::to_string(live_) + " blocked fibers");
       return false;
     }
-    if (!clock_->run_next()) {
+    const std::uint64_t wake_ns = earliest_wake_ns();
+    const std::uint64_t event_ns = clock_->next_event_ns();
+    if (wake_ns == VirtualClock::kNever && event_ns == VirtualClock::kNever) {
       fail(RunFailureKind::Deadlock, "all " + std::to_string(live_) + " unfinished fibers are blocked at step " +
                                          std::to_string(steps_) + ", virtual time " +
                                          std::to_string(clock_->now_ns()) + " ns, and no clock event is pending");
       return false;
     }
+    clock_->advance_to(std::min(wake_ns, event_ns));
     ++clock_jumps_;
     interleaving_hash_ = (interleaving_hash_ ^ clock_->now_ns()) * kHashPrime;
     if (observer_ != nullptr) observer_->on_clock_jump(clock_->now_ns());
+    if (!timed_waiters_.empty()) wake_timed_waiters();
     if (!device_waiters_.empty()) wake_device_waiters();
   }
   return true;
 }
 
-void FiberEnv::WakeTimer::on_timer(std::uint64_t cookie, std::uint64_t /*now_ns*/) { env_->on_wake(cookie); }
+std::uint64_t FiberEnv::earliest_wake_ns() const {
+  std::uint64_t earliest = VirtualClock::kNever;
+  for (const FiberId fiber : timed_waiters_) earliest = std::min(earliest, fibers_[fiber]->wake_ns);
+  return earliest;
+}
 
-void FiberEnv::on_wake(std::uint64_t cookie) {
-  const auto fiber = static_cast<FiberId>(cookie & 0xFFFFFFFFU);
-  const auto generation = static_cast<std::uint32_t>(cookie >> 32U);
-  assert(fiber < fibers_.size());
-  const Fiber& record = *fibers_[fiber];
-  const bool timed_wait = record.wait == FiberWait::Sleep || record.wait == FiberWait::Device;
-  if (timed_wait && record.wait_generation == generation) make_runnable(fiber);
+void FiberEnv::wake_timed_waiters() {
+  // make_runnable erases the woken fiber at `index`, so the index only moves past fibers left waiting.
+  const std::uint64_t now = clock_->now_ns();
+  for (std::size_t index = 0; index < timed_waiters_.size();) {
+    const Fiber& record = *fibers_[timed_waiters_[index]];
+    if (record.wake_ns <= now) {
+      make_runnable(record.id);
+    } else {
+      ++index;
+    }
+  }
 }
 
 bool FiberEnv::FiberWaiter::wait_until(std::uint64_t deadline_ns, bool (*done)(const void* context),
@@ -354,9 +363,7 @@ bool FiberEnv::device_wait(std::uint64_t deadline_ns, bool (*done)(const void* c
     block_current();
     ++device_waits_;
     device_waiters_.push_back(self.id);
-    if (deadline_ns != VirtualClock::kNever) {
-      clock_->schedule(deadline_ns, &wake_timer_, wake_cookie(self.id, self.wait_generation));
-    }
+    if (deadline_ns != VirtualClock::kNever) timed_waiters_.push_back(self.id);
     reschedule();
   }
   return true;
@@ -389,6 +396,7 @@ void FiberEnv::teardown() {
   assert(live_ == 0);
   runnable_.clear();
   device_waiters_.clear();
+  timed_waiters_.clear();
   tearing_down_ = false;
 }
 

@@ -37,7 +37,6 @@ struct FiberEnv::Fiber {
   std::uint64_t wake_ns = VirtualClock::kNever;  // Sleep, and a Device wait's deadline
   bool (*device_done)(const void* context) = nullptr;
   const void* device_context = nullptr;
-  std::uint32_t wait_generation = 0;  // changes on every block and wake, so a stale wake timer is ignored
   std::vector<FiberId> joiners;
   // An abandoned fiber's continuation is moved here and never destroyed: destroying it would unwind the
   // stack, and a fiber suspended inside a destructor (a unique_lock's unlock, a join in ~Worker) cannot

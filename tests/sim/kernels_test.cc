@@ -27,6 +27,7 @@ TEST(Kernels, FillWritesEveryWordAndLeavesTheTail) {
   for (std::size_t word = 0; word < 4; ++word) EXPECT_EQ(word_at(bytes, word), 0xA1B2C3D4U);
   EXPECT_EQ(bytes[16], std::byte{0x11});  // 18 bytes hold 4 whole words
   EXPECT_EQ(bytes[17], std::byte{0x11});
+  EXPECT_TRUE(h.device.findings().empty());
 }
 
 TEST(Kernels, CopyMovesMinimumOfBothSizes) {
@@ -45,6 +46,7 @@ TEST(Kernels, CopyMovesMinimumOfBothSizes) {
   EXPECT_EQ(word_at(bytes, 0), 1U);
   EXPECT_EQ(word_at(bytes, 1), 2U);
   EXPECT_EQ(word_at(bytes, 2), 9U);
+  EXPECT_TRUE(h.device.findings().empty());
 }
 
 TEST(Kernels, SaxpyWrapsModulo2To32) {
@@ -63,6 +65,7 @@ TEST(Kernels, SaxpyWrapsModulo2To32) {
   const std::vector<std::byte> bytes = h.read(y, 8);
   EXPECT_EQ(word_at(bytes, 0), 3U * 1U + 5U);
   EXPECT_EQ(word_at(bytes, 1), static_cast<std::uint32_t>(3U * 0x80000000U + 3U));
+  EXPECT_TRUE(h.device.findings().empty());
 }
 
 TEST(Kernels, ChecksumIsWeightedSumModulo2To64) {
@@ -78,6 +81,7 @@ TEST(Kernels, ChecksumIsWeightedSumModulo2To64) {
   (void)h.wait(event);
   const std::uint64_t expected = 1ULL * 0xFFFFFFFFULL + 2ULL * 2 + 3ULL * 3;
   EXPECT_EQ(h.read(out, 8), u64_bytes(expected));
+  EXPECT_TRUE(h.device.findings().empty());
 }
 
 TEST(Kernels, DelayTakesItsDurationPlusLaunchLatencyAndTouchesNothing) {
@@ -113,6 +117,7 @@ TEST(Kernels, DryRunValidatesAndChangesNoBytes) {
   // A dry run is validated like a real launch: a wrong parameter size is still refused.
   const Command bad = Command::launch(fill.ref(), {}, bindings, {}, LaunchMode::DryRun);
   EXPECT_EQ(h.device.submit(queue, {&bad, 1}, {}).status, SubmitStatus::Rejected);
+  EXPECT_TRUE(h.device.findings().empty());
 }
 
 TEST(Kernels, AbiAndConfigurationErrorsAreSynchronousRejectionsAndNotSticky) {

@@ -150,10 +150,11 @@ class Device {
   void drain();
   void pump(std::uint64_t queue_id);
   void dispatch_engines();
+  // `stamp` carries the tick and clock: the command itself, or the Replay whose captured node it is.
   bool start_command(std::uint64_t queue_id, QueueRecord& queue, BatchRecord& batch, const StagedCommand& command,
-                     const CommandStore& store, bool replayed);
+                     const StagedCommand& stamp, const CommandStore& store, bool replayed);
   std::uint64_t apply_command(std::uint64_t queue_id, const QueueRecord& queue, const StagedCommand& command,
-                              const CommandStore& store, bool replayed, bool& faulted);
+                              const StagedCommand& stamp, const CommandStore& store, bool replayed, bool& faulted);
   std::uint64_t apply_launch(std::uint64_t queue_id, const StagedCommand& command, const CommandStore& store,
                              const Accessor& accessor, bool& faulted);
   bool check_alive(const ResolvedBuffer& buffer, std::uint64_t queue_id, const Accessor& accessor);

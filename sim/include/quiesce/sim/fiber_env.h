@@ -7,8 +7,8 @@
 // notify, and a device wait through waiter(). Nothing between two switch points is interleaved, so a race
 // is found only if the code under test reaches a switch point inside its critical window (as real code does
 // at every lock, notify or device call). Blocking calls park the fiber instead of the OS thread; when no
-// fiber can run, the clock jumps to its next event (VirtualClock::run_next), which may complete device work
-// or end a sleep. When no fiber can run and no event is pending, that is a deadlock; when a run exceeds its
+// fiber can run, the clock moves to its next event or to the earliest sleep or wait deadline, whichever
+// comes first (sleeps and deadlines are kept here, never left on the clock to outlive the env). When no fiber can run and no event is pending, that is a deadlock; when a run exceeds its
 // step bound, a livelock: either way run() returns a RunFailure naming every fiber and what it waits on,
 // never a hang.
 //
@@ -43,7 +43,7 @@ namespace quiesce::sim {
 
 struct FiberEnvOptions {
   std::uint64_t steps_max = 1'000'000;           // switch points in one run before it is called a livelock
-  std::uint64_t clock_events_max = 10'000'000;   // clock events in one idle period that wake no fiber
+  std::uint64_t clock_events_max = 10'000'000;   // clock moves in one idle period that wake no fiber
   std::size_t fibers_max = 4096;                 // fibers spawned over the env's life
   std::size_t stack_bytes = 256 * 1024;          // per fiber, with a guard page below it
 };
@@ -51,7 +51,7 @@ struct FiberEnvOptions {
 enum class RunFailureKind : std::uint8_t {
   Deadlock,        // every unfinished fiber is blocked and no clock event is pending
   StepBound,       // steps_max switch points without finishing: a livelock or an unbounded workload
-  ClockBound,      // clock_events_max events fired while every fiber stayed blocked
+  ClockBound,      // the clock moved clock_events_max times while every fiber stayed blocked
   ReplayDiverged,  // a replayed decision list stopped matching the run
   FiberThrew,      // a fiber's body ended with an exception
   Misuse,          // an Env call broke its contract (unlocking a mutex held by another fiber, ...)
@@ -207,15 +207,6 @@ class FiberEnv {
     FiberEnv* env_;
   };
 
-  class WakeTimer final : public TimerTarget {
-   public:
-    explicit WakeTimer(FiberEnv& env) : env_(&env) {}
-    void on_timer(std::uint64_t cookie, std::uint64_t now_ns) override;
-
-   private:
-    FiberEnv* env_;
-  };
-
   static FiberEnv* active();
   bool in_fiber() const;
 
@@ -228,7 +219,8 @@ class FiberEnv {
   void block_current();
   void wake_device_waiters();
   bool advance_clock_until_runnable();
-  void on_wake(std::uint64_t cookie);
+  void wake_timed_waiters();
+  std::uint64_t earliest_wake_ns() const;
   bool device_wait(std::uint64_t deadline_ns, bool (*done)(const void* context), const void* context);
   void teardown();
   void release_sync_objects(Fiber& fiber);
@@ -256,6 +248,7 @@ class FiberEnv {
   Fiber* previous_ = nullptr;                   // the fiber that switched to current_
   std::vector<FiberId> runnable_;               // includes the running fiber while it can run
   std::vector<FiberId> device_waiters_;
+  std::vector<FiberId> timed_waiters_;          // sleepers and device waits with a deadline
   std::size_t live_ = 0;                        // spawned and not finished
   std::uint64_t steps_ = 0;
   std::uint64_t switches_ = 0;
@@ -269,7 +262,6 @@ class FiberEnv {
   FiberEnv* outer_active_ = nullptr;
   ScheduleObserver* observer_ = nullptr;
   FiberWaiter waiter_{*this};
-  WakeTimer wake_timer_{*this};
 };
 
 static_assert(Env<FiberEnv>);
