@@ -93,6 +93,12 @@ bool fault_possible_at(FaultKind kind, Site site) {
   return false;
 }
 
+std::string describe(const InjectedFault& fault) {
+  return "call " + std::to_string(fault.call_index) + ": " + std::string(to_string(fault.site)) + " #" +
+         std::to_string(fault.site_ordinal) + " " + std::string(to_string(fault.kind)) + " (parameter " +
+         std::to_string(fault.parameter) + ")";
+}
+
 std::string_view to_string(Site site) { return name_of(kSiteNames, site); }
 std::string_view to_string(FaultKind kind) { return name_of(kFaultKindNames, kind); }
 std::string_view to_string(FaultFamily family) { return name_of(kFamilyNames, family); }

@@ -122,6 +122,25 @@ TEST(PlanText, EachMalformedLineIsRefusedWithItsLineNumber) {
   }
 }
 
+TEST(FaultNames, EveryNameRoundTripsAndAFaultDescribesItself) {
+  for (std::uint32_t site = 0; site < kSiteCount; ++site) {
+    EXPECT_EQ(site_from_string(to_string(static_cast<Site>(site))), static_cast<Site>(site));
+  }
+  for (std::uint32_t kind = 0; kind < kFaultKindCount; ++kind) {
+    const auto fault = static_cast<FaultKind>(kind);
+    EXPECT_EQ(fault_kind_from_string(to_string(fault)), fault);
+    std::uint32_t sites = 0;
+    for (std::uint32_t site = 0; site < kSiteCount; ++site) sites += fault_possible_at(fault, static_cast<Site>(site));
+    EXPECT_GT(sites, 0U) << to_string(fault) << " can happen nowhere";
+  }
+  for (std::uint32_t family = 0; family < kFaultFamilyCount; ++family) {
+    EXPECT_EQ(fault_family_from_string(to_string(static_cast<FaultFamily>(family))), static_cast<FaultFamily>(family));
+  }
+  EXPECT_FALSE(site_from_string("free").has_value());
+  EXPECT_EQ(describe(InjectedFault{17, Site::FreeBuffer, 3, FaultKind::ReleaseIndeterminate, 0}),
+            "call 17: free_buffer #3 release_indeterminate (parameter 0)");
+}
+
 TEST(Swarm, ChoosesFromTheSeedAndKeepsSomethingOn) {
   std::uint32_t distinct_masks = 0;
   std::uint32_t previous = 0;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace quiesce::faults {
@@ -98,6 +99,9 @@ struct InjectedFault {
 
   friend bool operator==(const InjectedFault&, const InjectedFault&) = default;
 };
+
+// "call 17: free_buffer #3 release_indeterminate (parameter 0)": one line for reports and trace printers.
+std::string describe(const InjectedFault& fault);
 
 std::string_view to_string(Site site);
 std::string_view to_string(FaultKind kind);
