@@ -113,7 +113,6 @@ TraceResult<TraceHeader> read_header(detail::DecodeState& state) {
 BinaryWriter::BinaryWriter(const TraceHeader& header) : state_(std::make_unique<detail::EncodeState>()) {
   bytes_.reserve(4096);
   put_header(bytes_, header);
-  records_begin_ = bytes_.size();
 }
 
 BinaryWriter::~BinaryWriter() = default;
@@ -127,10 +126,8 @@ std::uint64_t BinaryWriter::record_count() const { return state_->records; }
 std::uint64_t BinaryWriter::call_count() const { return state_->calls; }
 std::size_t BinaryWriter::size_bytes() const { return bytes_.size(); }
 
-std::uint64_t BinaryWriter::digest() const {
-  const std::span<const std::byte> records(bytes_.data() + records_begin_, bytes_.size() - records_begin_);
-  return hash_bytes(records);
-}
+// The digest covers the header too, so a changed seed or configuration is caught like a changed record.
+std::uint64_t BinaryWriter::digest() const { return hash_bytes(bytes_); }
 
 std::vector<std::byte> BinaryWriter::finish() {
   if (finished_) return {};
@@ -181,7 +178,7 @@ TraceResult<bool> BinaryReader::next(Record& record) {
   }
   // The footer: record count and digest, then nothing.
   const std::byte* footer_at = state.cursor - 1;
-  const std::span<const std::byte> records(state.records_begin, static_cast<std::size_t>(footer_at - state.records_begin));
+  const std::span<const std::byte> covered(state.begin, static_cast<std::size_t>(footer_at - state.begin));
   std::uint64_t count = 0;
   unsigned shift = 0;
   for (;; shift += 7) {
@@ -207,10 +204,10 @@ TraceResult<bool> BinaryReader::next(Record& record) {
     return TraceError{"the footer counts " + std::to_string(count) + " records but the trace holds " + std::to_string(state.records),
                       TraceError::Where::Byte, offset(footer_at)};
   }
-  const std::uint64_t actual_digest = hash_bytes(records);
+  const std::uint64_t actual_digest = hash_bytes(covered);
   if (stored_digest != actual_digest) {
-    return TraceError{"the records' digest is " + to_hex(actual_digest) + " but the footer says " + to_hex(stored_digest) +
-                          ": a record was corrupted",
+    return TraceError{"the trace's digest is " + to_hex(actual_digest) + " but the footer says " + to_hex(stored_digest) +
+                          ": the header or a record was corrupted",
                       TraceError::Where::Byte, offset(footer_at)};
   }
   footer_ = TraceFooter{count, stored_digest};

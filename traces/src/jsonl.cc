@@ -351,8 +351,8 @@ TraceResult<void> check_footer(const Json& line, std::uint64_t line_number, cons
   }
   const TraceFooter actual = compute_footer(trace.header, trace.records);
   if (actual.digest != stored_digest) {
-    return error("the records' digest is " + to_hex(actual.digest) + " but the footer says " + to_hex(stored_digest) +
-                 ": a record was changed");
+    return error("the trace's digest is " + to_hex(actual.digest) + " but the footer says " + to_hex(stored_digest) +
+                 ": the header or a record was changed");
   }
   return {};
 }

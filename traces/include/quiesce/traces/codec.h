@@ -3,7 +3,7 @@
 // Binary: magic, version, header, records, footer. Integers are LEB128 varints, handle ids are
 // delta-encoded per handle kind, strings inside records are interned, so a typical record takes a few bytes.
 // JSON Lines: one header object, one object per record, one footer object, readable and diffable.
-// Both carry the same footer digest: XXH3-64 over the binary encoding of the records, so a converted trace
+// Both carry the same footer digest: XXH3-64 over the binary encoding of header and records, so a converted trace
 // keeps its digest and either encoding replays. Every reader bounds every size and count before it
 // allocates, and refuses bad input with what is wrong and where (byte offset or line number).
 #pragma once
@@ -52,7 +52,7 @@ class BinaryWriter final : public TraceSink {
 
   std::uint64_t record_count() const;
   std::uint64_t call_count() const;
-  std::uint64_t digest() const;  // of the records appended so far
+  std::uint64_t digest() const;  // of the header and the records appended so far
   std::size_t size_bytes() const;
   // Appends the footer and hands the whole encoding over; the writer accepts nothing afterwards.
   std::vector<std::byte> finish();
@@ -60,7 +60,6 @@ class BinaryWriter final : public TraceSink {
  private:
   std::unique_ptr<detail::EncodeState> state_;
   std::vector<std::byte> bytes_;
-  std::size_t records_begin_ = 0;
   bool finished_ = false;
 };
 
@@ -92,7 +91,7 @@ TraceResult<Trace> decode_binary(std::span<const std::byte> bytes);
 std::string encode_jsonl(const Trace& trace);
 TraceResult<Trace> decode_jsonl(std::string_view text);
 
-// The footer a trace's records should have: their count and the digest of their binary encoding.
+// The footer a trace should have: its record count and the digest of its binary encoding.
 TraceFooter compute_footer(const TraceHeader& header, std::span<const Record> records);
 
 // Either encoding, told apart by the binary magic.

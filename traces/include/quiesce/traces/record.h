@@ -231,7 +231,7 @@ std::string_view build_commit();
 
 struct TraceFooter {
   std::uint64_t record_count = 0;
-  std::uint64_t digest = 0;  // XXH3-64 over the binary encoding of the records
+  std::uint64_t digest = 0;  // XXH3-64 over the binary encoding of the header and the records
 
   friend bool operator==(const TraceFooter&, const TraceFooter&) = default;
 };
