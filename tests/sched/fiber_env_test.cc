@@ -182,7 +182,7 @@ TEST(FiberEnv, DeviceWaitWakesWhenAnotherFiberMakesItDone) {
   FiberEnv env(clock, Schedule::from_seed(8));
   CompletesLater flag;  // never scheduled on the clock: only a fiber completes it
   bool done = false;
-  env.spawn("waiter", [&] { done = env.waiter().wait_until(VirtualClock::kNever, &CompletesLater::done, &flag); });
+  env.spawn("waiter", [&] { done = env.waiter().wait_until(1'000'000, &CompletesLater::done, &flag); });
   env.spawn("completer", [&] {
     env.sleep_until(700);
     flag.complete = true;
@@ -191,6 +191,7 @@ TEST(FiberEnv, DeviceWaitWakesWhenAnotherFiberMakesItDone) {
   ASSERT_TRUE(result.ok()) << result.error().report();
   EXPECT_TRUE(done);
   EXPECT_EQ(result->end_time_ns, 700U);
+  EXPECT_TRUE(clock.idle()) << "the unexpired deadline must leave nothing on the clock that outlives the env";
 }
 
 TEST(FiberEnv, AnExceptionEndsTheRunWithItsMessage) {
