@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace quiesce::sim {
@@ -283,6 +284,46 @@ TEST(FiberEnv, AnObserverSeesEveryDecisionAndClockJumpInOrder) {
   EXPECT_EQ(observer.chosen_fibers, env.decisions());
   EXPECT_EQ(observer.jumps, result->clock_jumps);
   EXPECT_GT(observer.jumps, 3U);
+}
+
+TEST(FiberEnv, FibersNeverRunAreFreedWithTheEnv) {
+  VirtualClock clock;
+  bool ran = false;
+  {
+    FiberEnv env(clock, Schedule::from_seed(5));
+    for (int fiber = 0; fiber < 8; ++fiber) env.spawn([&ran] { ran = true; });
+  }
+  EXPECT_FALSE(ran);
+  EXPECT_TRUE(clock.idle());
+}
+
+TEST(FiberEnv, TwoEnvsRunSideBySideOnTwoThreads) {
+  // No process-wide state: each OS thread has its own active env, and equal seeds give equal runs.
+  auto contended_run = [](std::uint64_t seed, std::uint64_t& digest, int& counter) {
+    VirtualClock clock;
+    FiberEnv env(clock, Schedule::from_seed(seed));
+    FiberEnv::Mutex mutex;
+    for (int worker = 0; worker < 4; ++worker) {
+      env.spawn([&] {
+        for (int round = 0; round < 200; ++round) {
+          std::unique_lock<FiberEnv::Mutex> lock(mutex);
+          ++counter;
+        }
+      });
+    }
+    auto result = env.run();
+    digest = result.ok() ? result->digest : 0;
+  };
+  std::uint64_t digests[2] = {};
+  int counters[2] = {};
+  std::thread first([&] { contended_run(31, digests[0], counters[0]); });
+  std::thread second([&] { contended_run(31, digests[1], counters[1]); });
+  first.join();
+  second.join();
+  EXPECT_EQ(counters[0], 800);
+  EXPECT_EQ(counters[1], 800);
+  EXPECT_NE(digests[0], 0U);
+  EXPECT_EQ(digests[0], digests[1]);
 }
 
 }  // namespace
