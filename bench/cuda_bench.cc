@@ -24,7 +24,10 @@ using namespace quiesce;
 
 constexpr std::uint64_t kWaitNs = 60'000'000'000ULL;
 
-// One device with a context, a queue, a 4 KiB buffer and the fill kernel, shared by every benchmark.
+// The smallest useful kernel: fill over 64 bytes (16 words), so launch costs, not the kernel, dominate.
+constexpr std::uint64_t kKernelBytes = 64;
+
+// One device with a context, a queue, a 64-byte buffer and the fill kernel, shared by every benchmark.
 struct Bench {
   std::optional<cuda::Device> device;
   std::string unavailable;
@@ -44,7 +47,7 @@ struct Bench {
     context = std::move(device->create_context(ContextDesc{})).value();
     queue = std::move(device->create_queue(context, QueueDesc{})).value();
     ResourceTransaction<cuda::Device> transaction(*device, context, budget, 1);
-    (void)transaction.allocate(BufferDesc{4096, kAllBufferUsage});
+    (void)transaction.allocate(BufferDesc{kKernelBytes, kAllBufferUsage});
     buffer = std::move(transaction.commit().front());
     fill = std::move(device->load_program(context, ArtifactRef{"fill", ArtifactFormat::Builtin, {}, 1U << 20})).value();
   }
@@ -112,7 +115,7 @@ void raw_launches(benchmark::State& state, bool record_event) {
   CUfunction function = b.device->native_function(b.fill);
   CUstream stream = b.device->native_stream(b.queue);
   std::array<std::byte, 20> parameters{};
-  const std::uint64_t pair[2] = {b.device->native_pointer(b.buffer), 4096};
+  const std::uint64_t pair[2] = {b.device->native_pointer(b.buffer), kKernelBytes};
   std::memcpy(parameters.data(), pair, 16);
   std::memcpy(parameters.data() + 16, kValue.data(), 4);
   std::size_t parameter_bytes = parameters.size();

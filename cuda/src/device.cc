@@ -180,7 +180,8 @@ bool Device::context_lost(const Context& context) const {
   return slot == nullptr || slot->epoch != context.epoch() || slot->lost;
 }
 
-ReleaseResult<Context> Device::destroy_context(Context&& context) {
+ReleaseResult<Context> Device::destroy_context(Context&& context_in) {
+  Context context = std::move(context_in);  // consumed on every path; a rejection hands it back
   ContextSlot* slot = live_context(context.id(), context.epoch());
   if (slot == nullptr) {
     return ReleaseResult<Context>::rejected(std::move(context),
@@ -199,7 +200,8 @@ ReleaseResult<Context> Device::destroy_context(Context&& context) {
   return ReleaseResult<Context>::released();
 }
 
-Status Device::discard_context(Context&& context) {
+Status Device::discard_context(Context&& context_in) {
+  const Context context = std::move(context_in);
   ContextSlot* slot = live_context(context.id(), context.epoch());
   if (slot == nullptr) return make_error(ErrorKind::InvalidArgument, "the context handle does not name an open context");
   const std::uint64_t id = context.id();

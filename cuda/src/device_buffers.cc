@@ -157,7 +157,8 @@ Status Device::read_buffer(const Buffer& buffer, std::uint64_t offset, ByteSink 
   return ok_status();
 }
 
-ReleaseResult<Buffer> Device::free_buffer(Buffer&& buffer) {
+ReleaseResult<Buffer> Device::free_buffer(Buffer&& buffer_in) {
+  Buffer buffer = std::move(buffer_in);  // consumed on every path; a rejection hands it back
   BufferSlot* slot = resolve(buffers_, buffer.id(), buffer.epoch());
   if (slot == nullptr) {
     return ReleaseResult<Buffer>::rejected(std::move(buffer),
@@ -205,6 +206,7 @@ ReleaseResult<Buffer> Device::free_buffer(Buffer&& buffer) {
   }
   buffers_.erase(buffer.id());
   release_child(context_id);
+  context->usage.allocations--;
   context->usage.bytes_in_use -= bytes;
   context->usage.bytes_reserved -= backing;
   return ReleaseResult<Buffer>::released();
@@ -261,8 +263,9 @@ Result<Program> Device::load_program(const Context& context, const ArtifactRef& 
     (void)api().cuModuleUnload(slot.module);
     return fail(*owner, found, "the module has no kernel of that name");
   }
-  // The whole parameter block: the end of the last parameter (cuFuncGetParamInfo, CUDA 12.4+).
-  for (std::size_t index = 0; index < 64; ++index) {
+  // A user kernel's whole parameter block: the end of its last parameter (cuFuncGetParamInfo, CUDA 12.4+,
+  // which answers INVALID_VALUE past the last one). A builtin's ABI is known, so it is not probed.
+  for (std::size_t index = 0; slot.builtin < 0 && index < 64; ++index) {
     std::size_t offset = 0;
     std::size_t size = 0;
     if (api().cuFuncGetParamInfo(slot.function, index, &offset, &size) != CUDA_SUCCESS) {
@@ -277,7 +280,8 @@ Result<Program> Device::load_program(const Context& context, const ArtifactRef& 
   return Program(*id, context.epoch());
 }
 
-ReleaseResult<Program> Device::unload_program(Program&& program) {
+ReleaseResult<Program> Device::unload_program(Program&& program_in) {
+  Program program = std::move(program_in);  // consumed on every path; a rejection hands it back
   ProgramSlot* slot = resolve(programs_, program.id(), program.epoch());
   if (slot == nullptr) {
     return ReleaseResult<Program>::rejected(std::move(program),

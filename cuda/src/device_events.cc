@@ -104,7 +104,8 @@ Status Device::cancel_event(const Event& event) {
   return make_error(ErrorKind::Unsupported, "CUDA cannot cancel enqueued work (Capability::EventCancellation is absent)");
 }
 
-ReleaseResult<Event> Device::destroy_event(Event&& event) {
+ReleaseResult<Event> Device::destroy_event(Event&& event_in) {
+  Event event = std::move(event_in);  // consumed on every path; a rejection hands it back
   EventSlot* slot = resolve(events_, event.id(), event.epoch());
   if (slot == nullptr) {
     return ReleaseResult<Event>::rejected(std::move(event),
@@ -139,7 +140,8 @@ ReleaseResult<Event> Device::destroy_event(Event&& event) {
   return ReleaseResult<Event>::released();
 }
 
-ReleaseResult<Executable> Device::destroy_executable(Executable&& executable) {
+ReleaseResult<Executable> Device::destroy_executable(Executable&& executable_in) {
+  Executable executable = std::move(executable_in);  // consumed on every path; a rejection hands it back
   ExecutableSlot* slot = resolve(executables_, executable.id(), executable.epoch());
   if (slot == nullptr) {
     return ReleaseResult<Executable>::rejected(

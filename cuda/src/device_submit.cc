@@ -43,7 +43,8 @@ Result<Queue> Device::create_queue(const Context& context, QueueDesc desc) {
   return Queue(*id, context.epoch());
 }
 
-ReleaseResult<Queue> Device::destroy_queue(Queue&& queue) {
+ReleaseResult<Queue> Device::destroy_queue(Queue&& queue_in) {
+  Queue queue = std::move(queue_in);  // consumed on every path; a rejection hands it back
   QueueSlot* slot = resolve(queues_, queue.id(), queue.epoch());
   if (slot == nullptr) {
     return ReleaseResult<Queue>::rejected(std::move(queue),

@@ -48,6 +48,34 @@ std::string resolve(GetProcAddress get_proc_address, std::string_view name, void
 
 std::span<const std::string_view> driver_function_names() { return kFunctionNames; }
 
+std::optional<DriverUnavailable> Driver::probe_library(const DriverOptions& options) {
+  void* handle = dlopen(options.library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return DriverUnavailable{why != nullptr ? std::string(why) : options.library + ": dlopen failed"};
+  }
+  const bool is_driver = dlsym(handle, "cuGetProcAddress_v2") != nullptr;
+  dlclose(handle);
+  if (!is_driver) return DriverUnavailable{options.library + " has no cuGetProcAddress_v2: it is not a CUDA driver of version 12.0 or later"};
+  return std::nullopt;
+}
+
+bool Driver::initialised_in_this_process(const DriverOptions& options) {
+  void* handle = dlopen(options.library.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (handle == nullptr) return false;  // not even loaded
+  // Before cuInit every call answers CUDA_ERROR_NOT_INITIALIZED; cuDeviceGetCount initialises nothing.
+  void* symbol = dlsym(handle, "cuDeviceGetCount");
+  bool initialised = true;
+  if (symbol != nullptr) {
+    CUresult (*device_get_count)(int*) = nullptr;
+    std::memcpy(&device_get_count, &symbol, sizeof(symbol));
+    int count = 0;
+    initialised = device_get_count(&count) != CUDA_ERROR_NOT_INITIALIZED;
+  }
+  dlclose(handle);
+  return initialised;
+}
+
 Driver::~Driver() {
   if (library_handle_ != nullptr) dlclose(library_handle_);
 }

@@ -1,4 +1,10 @@
-// The conformance suite on the real GPU: cuda::Device through the CUDA Driver API.
+// The conformance suite on the real GPU: cuda::Device through the CUDA Driver API, and
+// Validator<faults::Injector<cuda::Device>> under the "none" and "default" fault plans.
+//
+// The validated stacks run the legal-use suites: after every test the validator must hold zero violations,
+// leak checks included unless the injector made the device lost (then the test ends early with handles
+// live, as in validator_instance_test.cc). Under "default" the injector lies and every lie must be a legal
+// outcome; the real GPU still runs the work underneath.
 //
 // On a machine without a driver every test is skipped with the reason ("no CUDA driver: ..."): a global
 // environment calls GTEST_SKIP before any test runs, so this binary starts and reports cleanly anywhere.
@@ -10,7 +16,9 @@
 #include <thread>
 
 #include "conformance_suite.h"
+#include "quiesce/core/validator.h"
 #include "quiesce/cuda/device.h"
+#include "quiesce/faults/injector.h"
 
 namespace quiesce::conformance {
 
@@ -18,7 +26,7 @@ struct CudaFixture {
   using Backend = quiesce::cuda::Device;
   static constexpr bool kMayInjectFaults = false;
   static constexpr bool kHoldsWorkUntilDriven = false;  // real hardware runs work on its own
-  static constexpr std::uint64_t kLongWorkNs = 500'000'000;   // a delay kernel that stays pending meanwhile
+  static constexpr std::uint64_t kLongWorkNs = 200'000'000;   // a delay kernel that stays pending meanwhile
   static constexpr std::uint64_t kWaitTimeoutNs = 30'000'000'000;
 
   static std::unique_ptr<Backend> make() {
@@ -26,16 +34,72 @@ struct CudaFixture {
     if (!device.ok()) return nullptr;  // unreachable: the environment skipped every test without a driver
     return std::make_unique<Backend>(std::move(device).value());
   }
-  // Real work needs no driving; a short pause lets stray work finish before the teardown checks.
+  // Real work needs no driving: settling is letting real time pass (the suite polls up to 64 settles, so
+  // 10 ms each covers kLongWorkNs three times over).
   static void settle(Backend& backend) {
     (void)backend;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 };
 
 QUIESCE_INSTANTIATE_CONFORMANCE(Cuda, CudaFixture);
 
 namespace {
+
+// Owns the GPU device the injector wraps (the injector keeps a reference to its inner backend, so the
+// device is a base initialised before it and destroyed after it).
+struct OwnedCudaDevice {
+  quiesce::cuda::Device device = std::move(quiesce::cuda::Device::open()).value();
+};
+
+class InjectedCuda : private OwnedCudaDevice, public faults::Injector<quiesce::cuda::Device> {
+ public:
+  explicit InjectedCuda(faults::Plan plan)
+      : faults::Injector<quiesce::cuda::Device>(OwnedCudaDevice::device, std::move(plan)) {}
+  bool device_loss_injected() const {
+    for (const faults::InjectedFault& fault : injected()) {
+      if (fault.kind == faults::FaultKind::DeviceLost) return true;
+    }
+    return false;
+  }
+};
+
+static_assert(Backend<Validator<InjectedCuda>>);
+
+std::string violation_report(const Validator<InjectedCuda>& validator, bool with_leaks) {
+  std::string report;
+  for (const Violation& violation : validator.violations()) report += describe_violation(violation) + "\n";
+  if (with_leaks) {
+    for (const Violation& violation : validator.end_of_run()) report += describe_violation(violation) + "\n";
+  }
+  return report;
+}
+
+template <bool kInject>
+struct ValidatedInjectedCudaFixture {
+  using Backend = Validator<InjectedCuda>;
+  static constexpr bool kMayInjectFaults = kInject;
+  static constexpr bool kHoldsWorkUntilDriven = false;
+  static constexpr std::uint64_t kLongWorkNs = 200'000'000;
+  static constexpr std::uint64_t kWaitTimeoutNs = 30'000'000'000;
+  static constexpr std::uint64_t kSeed = 20261202;
+
+  static std::unique_ptr<Backend> make() {
+    faults::Plan plan = kInject ? faults::Plan::standard() : faults::Plan::none();
+    plan.seed = kSeed;
+    return std::make_unique<Backend>(ValidatorOptions{}, std::move(plan));
+  }
+  static void settle(Backend& backend) {
+    (void)backend;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  static std::string findings(const Backend& backend) {
+    return violation_report(backend, !backend.inner().device_loss_injected());
+  }
+};
+
+using ValidatedCudaNone = ValidatedInjectedCudaFixture<false>;
+using ValidatedCudaDefault = ValidatedInjectedCudaFixture<true>;
 
 class CudaDriverEnvironment : public ::testing::Environment {
  public:
@@ -46,6 +110,9 @@ class CudaDriverEnvironment : public ::testing::Environment {
 };
 
 }  // namespace
+
+QUIESCE_INSTANTIATE_CONFORMANCE_LEGAL_USE(ValidatedCuda, ValidatedCudaNone, ValidatedCudaDefault);
+
 }  // namespace quiesce::conformance
 
 // This binary's own main (the linker then leaves gtest_main's out): the driver check runs first.

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -114,6 +115,13 @@ class Driver {
   int driver_version() const { return driver_version_; }  // e.g. 13000, from cuDriverGetVersion
   int device_count() const { return device_count_; }
   const std::string& library() const { return library_; }
+
+  // Whether the driver library can be opened at all, without calling cuInit: nothing is initialised, so a
+  // process may still fork a child that uses CUDA afterwards. std::nullopt when it opens.
+  static std::optional<DriverUnavailable> probe_library(const DriverOptions& options = {});
+
+  // Whether this process has initialised CUDA (cuInit ran): a forked child cannot use CUDA then.
+  static bool initialised_in_this_process(const DriverOptions& options = {});
 
   // Loads the library, resolves every entry point and calls cuInit(0). Any failure is a reason string.
   static Result<std::shared_ptr<const Driver>, DriverUnavailable> load(const DriverOptions& options = {});

@@ -1,0 +1,79 @@
+// Hardware-in-loop validation (`quiesce hil`) and calibration (`quiesce calibrate`) on a real GPU.
+//
+// hil_command runs, in order: the genuine faults (an out-of-memory allocation, a partial submit from an
+// invalid launch in the middle of a batch, a rejected submit from an invalid first launch, a sticky
+// illegal-address fault after which a new context works); differential runs (seeded scripts on the GPU
+// and on a reference backend, every read and terminal compared); an optional fault campaign; and an
+// optional calibration. cuda/ depends on core only, so the two parts that need other modules come in as
+// functions from the caller (the quiesce command, tests/hil): `reference` runs a script on sim::Device,
+// `fault_campaign` runs Validator<faults::Injector<cuda::Device>>. A part whose function is absent is
+// reported as not run, never as passed. The conformance suite on the GPU is its own binary
+// (quiesce_conformance_cuda, from tests/conformance/cuda_instance_test.cc).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "quiesce/cuda/device.h"
+#include "quiesce/cuda/differential.h"
+#include "quiesce/cuda/info.h"
+
+namespace quiesce::cuda {
+
+// One named check and its verdict; `detail` says what was seen (a sentence), pass or fail.
+struct CheckResult {
+  std::string name;
+  bool passed = false;
+  std::string detail;
+};
+
+struct HilOptions {
+  int ordinal = 0;
+  std::uint64_t seed = 20261202;
+  std::uint32_t differential_runs = 8;     // scripts with seeds seed, seed + 1, ...
+  ScriptOptions script = {};               // its seed is replaced per run
+  // The reference side of each differential run (the simulator). Absent: the differential is not run.
+  std::function<ScriptLog(const Script&)> reference;
+  // The fault campaign through Validator<Injector<cuda::Device>>, given the ordinal. Absent: not run.
+  std::function<std::vector<CheckResult>(int ordinal, std::ostream& log)> fault_campaign;
+  bool real_faults = true;
+  std::string calibrate_out;               // when not empty, calibrate and write the cost profile there
+};
+
+// Exit status: kExitOk (0) every check passed, kExitCheckFailed (1) one failed, kExitNoDriver (3) no driver.
+// A summary goes to `out`, one line per check; failures are repeated on `err`.
+int hil_command(const HilOptions& options, std::ostream& out, std::ostream& err);
+
+// The genuine faults that leave the process usable, each in a context of its own: out of memory, a partial
+// submit, a rejected submit. (The sticky fault is sticky_fault_check, in a process of its own.)
+std::vector<CheckResult> real_fault_checks(Device& device);
+
+// The sticky fault on `device`: the illegal-address kernel, then the checks that the context fails closed
+// (polls and waits indeterminate, submits refused with DeviceLost, releases indeterminate). It poisons the
+// CUDA state of the calling process (the H200 showed it process-wide): call it in a process of its own.
+CheckResult sticky_fault_scenario(Device& device);
+
+// sticky_fault_scenario in a forked child, then recovery in this (fresh) process: a new context must run
+// work. Must run before this process loads libcuda (a forked child cannot use CUDA after its parent has);
+// otherwise it reports that it did not run, as a failure.
+CheckResult sticky_fault_check(int ordinal);
+
+// One differential run: the script on the GPU and on `reference`, compared.
+CheckResult differential_check(Device& device, const Script& script,
+                               const std::function<ScriptLog(const Script&)>& reference);
+
+// Measures launch latency, graph node cost, event record and query costs, copy, upload, kernel and memset
+// bandwidths, allocation and free costs on the GPU, and returns a cost profile in the simulator's text
+// format (`key = value`, `#` comments; sim::load_cost_profile reads it).
+struct CalibrationError {
+  std::string reason;
+};
+Result<std::string, CalibrationError> calibrate(Device& device);
+
+// Calibrates GPU 0 and writes the profile to `out_path`. Exit status as hil_command.
+int calibrate_command(const std::string& out_path, std::ostream& out, std::ostream& err);
+
+}  // namespace quiesce::cuda
