@@ -136,6 +136,7 @@ TEST(Admission, AFullQueueWaitsThenRejectsRetryablyWithTimeout) {
   const SubmitResult admitted = h.device.submit(queue, {&launch, 1}, SubmitOptions{10'000'000, false, 0});
   EXPECT_EQ(admitted.status, SubmitStatus::Submitted);
   EXPECT_EQ(h.device.poll_event(e1).state, EventState::Complete);
+  EXPECT_EQ(h.wait(e2).state, EventState::Complete);
 }
 
 TEST(Cancellation, WinsBeforeAnyCommandStartedAndLosesAfter) {

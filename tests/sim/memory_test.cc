@@ -22,6 +22,7 @@ TEST(Memory, AllocationsAreAlignedAndReportTheirBacking) {
   Harness h;
   Buffer a = h.allocate(1);
   Buffer b = h.allocate(300);
+  EXPECT_EQ(h.device.buffer_info(a)->backing_bytes, 256U);
   const Result<BufferInfo> info = h.device.buffer_info(b);
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->bytes, 300U);
@@ -47,6 +48,8 @@ TEST(Memory, FragmentationRefusesARequestThatFitsOnlyInTotal) {
   Buffer b1 = h.allocate(256);
   Buffer b2 = h.allocate(256);
   Buffer b3 = h.allocate(256);
+  EXPECT_EQ(h.device.address_space().free_bytes(), 0U);
+  EXPECT_TRUE(b3.valid());
   EXPECT_TRUE(h.device.free_buffer(std::move(b0)).ok());
   EXPECT_TRUE(h.device.free_buffer(std::move(b2)).ok());
   EXPECT_EQ(h.device.address_space().free_bytes(), 512U);
@@ -93,6 +96,7 @@ TEST(Pools, SizeClassesCacheBlocksUntilCleanup) {
   ASSERT_TRUE(h.device.install_pools(h.context, PoolLayout{{1024, 65536}}).ok());
   Buffer small = h.allocate(100);
   Buffer large = h.allocate(1U << 20U);
+  EXPECT_EQ(h.device.buffer_info(large)->backing_bytes, 1U << 20U);
   EXPECT_EQ(h.device.buffer_info(small)->backing_bytes, 1024U);
   Result<MemoryReport> report = h.device.memory_report(h.context);
   ASSERT_TRUE(report.ok());
@@ -150,6 +154,7 @@ TEST(StreamOrdered, MemoryIsReusableOnlyOnceTheQueueReachesTheFree) {
   Queue queue = h.queue();
   Buffer ordered = h.allocate(256, kAllBufferUsage, AllocationMode::StreamOrdered, queue.ref());
   Buffer other = h.allocate(256);
+  EXPECT_TRUE(other.valid());
   const std::vector<std::byte> duration = u64_bytes(1'000'000);
   const Binding bindings[] = {{ordered.ref(), Access::ReadWrite}};
   const Command launch = Command::launch(delay.ref(), {}, bindings, duration);
@@ -170,7 +175,8 @@ TEST(DirectFree, ImplicitlySynchronizesWhenConfigured) {
   Program delay = h.load("delay");
   Queue queue = h.queue();
   Buffer busy = h.allocate(64);
-  Buffer unrelated = h.allocate(64);
+  Buffer unrelated = h.allocate(64);  // freeing `busy` must wait for the whole device, not just its users
+  EXPECT_TRUE(unrelated.valid());
   const std::vector<std::byte> duration = u64_bytes(200'000'000);
   const Binding bindings[] = {{busy.ref(), Access::ReadWrite}};
   const Command launch = Command::launch(delay.ref(), {}, bindings, duration);

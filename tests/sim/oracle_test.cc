@@ -175,6 +175,9 @@ TEST_F(OracleTest, DoubleExecutionOfOneInvocation) {
   Event untagged = h.submit(first, {&quick, 1}, SubmitOptions{0, false, 0});
   Event untagged_too = h.submit(first, {&quick, 1}, SubmitOptions{0, false, 0});
   ASSERT_TRUE(h.device.synchronize(first, 100'000'000).ok());
+  for (const Event* event : {&a, &b, &untagged, &untagged_too}) {
+    EXPECT_EQ(h.device.poll_event(*event).state, EventState::Complete);
+  }
   EXPECT_EQ(count_findings(h.device, FindingKind::DoubleExecution), 0U);
   Event retried = h.submit(second, {&quick, 1}, SubmitOptions{0, false, 1});  // indeterminate work resubmitted
   (void)h.wait(retried);
