@@ -8,56 +8,13 @@
 #include <vector>
 
 #include "quiesce/core/transaction.h"
-#include "quiesce/core/validator.h"
-#include "quiesce/faults/injector.h"
+#include "quiesce/properties/recorded_stack.h"
 #include "quiesce/properties/replay.h"
-#include "quiesce/sim/device.h"
-#include "quiesce/traces/recorder.h"
 
 namespace quiesce::properties::replay_detail {
 
-using InjectorStack = faults::Injector<sim::Device>;
-using ValidatorStack = Validator<InjectorStack>;
-using RecordedStack = traces::Recorder<ValidatorStack>;
-
-// Owns the device (the injector holds a reference to it) and the recorder on top of everything. After each
-// call it appends the faults the injector told, the oracle's new findings and the validator's violations.
-class SimStack final : public traces::RecorderHooks {
- public:
-  SimStack(const RunConfig& config, const faults::Plan& plan, traces::TraceSink& sink);
-  ~SimStack() override;
-  SimStack(const SimStack&) = delete;
-  SimStack& operator=(const SimStack&) = delete;
-
-  RecordedStack& top() { return top_; }
-  sim::Device& device() { return device_; }
-  InjectorStack& injector() { return top_.inner().inner(); }
-  ValidatorStack& validator() { return top_.inner(); }
-
-  // Called once before each recorded call: also notes how many calls the injector has seen, so that
-  // after_call knows whether this call reached it (the validator refuses some calls before they do).
-  std::uint64_t now_ns() override {
-    injector_calls_before_ = injector().calls();
-    return device_.now_ns();
-  }
-  void after_call(std::uint64_t call_index) override;
-
-  // Per recorded call: whether it reached the injector.
-  const std::vector<bool>& reached_injector() const { return reached_; }
-
-  std::uint64_t findings() const { return findings_seen_; }
-  std::uint64_t violations() const { return violations_seen_; }
-  std::uint64_t faults() const { return faults_seen_; }
-
- private:
-  sim::Device device_;
-  RecordedStack top_;
-  std::size_t faults_seen_ = 0;
-  std::size_t findings_seen_ = 0;
-  std::size_t violations_seen_ = 0;
-  std::uint64_t injector_calls_before_ = 0;
-  std::vector<bool> reached_;
-};
+using SimStack = RecordedSimStack;
+using RecordedStack = RecordedSimStack::Top;
 
 // Re-issues recorded calls on a stack, mapping recorded handle ids to the handles the stack hands out.
 class CallExecutor {

@@ -29,9 +29,12 @@ struct Failure {
   std::string describe() const { return std::string(traces::to_string(kind)) + " " + name; }
 };
 
-std::optional<Failure> first_failure(const std::vector<Record>& records) {
+// The first failure of the trace, or the first one that `wanted` ("finding NAME", "violation NAME") names.
+std::optional<Failure> find_failure(const std::vector<Record>& records, const std::string& wanted) {
   for (const Record& record : records) {
-    if (record.kind == RecordKind::Finding || record.kind == RecordKind::Violation) return Failure{record.kind, record.note.name};
+    if (record.kind != RecordKind::Finding && record.kind != RecordKind::Violation) continue;
+    Failure failure{record.kind, record.note.name};
+    if (wanted.empty() || wanted == failure.describe()) return failure;
   }
   return std::nullopt;
 }
@@ -147,9 +150,10 @@ traces::TraceResult<ShrinkReport> shrink_trace(const traces::Trace& trace, const
   if (!valid.ok()) return valid.error();
   traces::TraceResult<RunConfig> config = config_from_header(trace.header);
   if (!config.ok()) return config.error();
-  const std::optional<Failure> failure = first_failure(trace.records);
+  const std::optional<Failure> failure = find_failure(trace.records, options.failure);
   if (!failure.has_value()) {
-    return traces::TraceError{"the trace holds no finding and no violation: there is no failure to shrink towards",
+    const std::string what = options.failure.empty() ? "no finding and no violation" : "no " + options.failure;
+    return traces::TraceError{"the trace holds " + what + ": there is no failure to shrink towards",
                               traces::TraceError::Where::Record, trace.records.size()};
   }
   Shrinker shrinker(trace.header, config.value(), *failure);

@@ -4,16 +4,16 @@
 #include "quiesce/traces/print.h"
 #include "replay_internal.h"
 
-namespace quiesce::properties::replay_detail {
+namespace quiesce::properties {
 
-SimStack::SimStack(const RunConfig& config, const faults::Plan& plan, traces::TraceSink& sink)
+RecordedSimStack::RecordedSimStack(const RunConfig& config, const faults::Plan& plan, traces::TraceSink& sink)
     : device_(config.device), top_(sink, config.validator, device_, plan) {
   top_.set_hooks(this);
 }
 
-SimStack::~SimStack() { top_.set_hooks(nullptr); }
+RecordedSimStack::~RecordedSimStack() { top_.set_hooks(nullptr); }
 
-void SimStack::after_call(std::uint64_t call_index) {
+void RecordedSimStack::after_call(std::uint64_t call_index) {
   reached_.push_back(injector().calls() > injector_calls_before_);
   const std::vector<faults::InjectedFault>& injected = injector().injected();
   for (; faults_seen_ < injected.size(); ++faults_seen_) {
@@ -32,6 +32,10 @@ void SimStack::after_call(std::uint64_t call_index) {
     top_.record_violation(violation.call_index, rule_info(violation.rule).name, describe_violation(violation));
   }
 }
+
+}  // namespace quiesce::properties
+
+namespace quiesce::properties::replay_detail {
 
 ComparingSink::ComparingSink(const traces::TraceHeader& header, const std::vector<traces::Record>* expected)
     : writer_(header), expected_(expected) {}

@@ -79,6 +79,8 @@ traces::TraceResult<ReplayReport> replay_trace(const traces::Trace& trace);
 
 struct ShrinkOptions {
   std::uint32_t replays_max = 4000;  // candidate replays before shrinking stops with what it has
+  // The failure to keep: "finding NAME" or "violation NAME"; empty keeps the trace's first one.
+  std::string failure;
 };
 
 struct ShrinkReport {
@@ -89,7 +91,7 @@ struct ShrinkReport {
   std::uint64_t replays = 0;
 };
 
-// Shrinks a failing trace (one with a finding or violation) to a minimal one with the same first failure.
+// Shrinks a failing trace (one with a finding or violation) to a minimal one with the same failure.
 traces::TraceResult<ShrinkReport> shrink_trace(const traces::Trace& trace, const ShrinkOptions& options = {});
 
 struct DeterminismReport {
