@@ -5,6 +5,8 @@
 // the order they became ready), BlockedOnEvent (a Wait), BlockedOnReplay (an earlier replay of the same
 // executable is not done), or Stopped (its context is lost). A command's effects happen when it starts;
 // its engine is busy until start + cost. Pumping is iterative through a worklist, never re-entrant.
+#include <algorithm>
+#include <cassert>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -74,6 +76,58 @@ void Device::dispatch_engines() {
   }
 }
 
+// Takes the head Replay one node further: Node sets `node` and `store` to the captured command to run;
+// Finished means the replay is done and the queue moves on; Blocked means an earlier replay of the same
+// executable has not finished (replays of one executable never overlap, like cuGraphLaunch).
+Device::ReplayStep Device::step_replay(QueueRecord& queue, BatchRecord& batch, const StagedCommand& command,
+                                       const StagedCommand*& node, const CommandStore*& store) {
+  ExecutableRecord* executable = executables_.find(command.executable_id);
+  if (executable == nullptr) simulator_bug("a staged replay names an executable that no longer exists");
+  if (batch.replay_cursor == 0) {
+    std::vector<std::uint64_t>& skipped = executable->cancelled_tickets;
+    const std::size_t skipped_max = skipped.size();
+    for (std::size_t round = 0; round < skipped_max; ++round) {
+      const auto next = std::find(skipped.begin(), skipped.end(), executable->tickets_served);
+      if (next == skipped.end()) break;
+      executable->tickets_served++;  // a cancelled replay gives its turn away
+      skipped.erase(next);
+    }
+    if (executable->tickets_served != command.replay_ticket) {
+      queue.run = QueueRun::BlockedOnReplay;
+      queue.blocked_on_id = command.executable_id;
+      return ReplayStep::Blocked;
+    }
+  }
+  if (batch.replay_cursor == executable->store.commands.size()) {
+    executable->tickets_served++;
+    batch.replay_cursor = 0;
+    unreference(command, batch.store, false);
+    batch.next++;
+    wake_blocked(QueueRun::BlockedOnReplay, command.executable_id);
+    return ReplayStep::Finished;
+  }
+  assert(batch.replay_cursor < executable->store.commands.size());
+  store = &executable->store;
+  node = &executable->store.commands[batch.replay_cursor];
+  return ReplayStep::Node;
+}
+
+// Whether the queue may take an engine of `engine_class` now. Queues already waiting are served first;
+// otherwise the queue joins them, in the order it became ready.
+bool Device::engine_available(QueueRecord& queue, std::uint8_t engine_class) {
+  assert(queue.run == QueueRun::Idle);
+  queue.engine_class = engine_class;
+  if (engines_free_[engine_class] > 0 && (engines_waiting_[engine_class] == 0 || queue.granted)) {
+    queue.granted = false;
+    return true;
+  }
+  assert(!queue.granted);
+  queue.run = QueueRun::WaitingEngine;
+  queue.ready_order = ++ready_order_;
+  engines_waiting_[engine_class]++;
+  return false;
+}
+
 void Device::pump(std::uint64_t queue_id) {
   QueueRecord* queue = queues_.find(queue_id);
   if (queue == nullptr || queue->run == QueueRun::Running || queue->run == QueueRun::WaitingEngine ||
@@ -111,43 +165,12 @@ void Device::pump(std::uint64_t queue_id) {
       continue;
     }
     if (command.kind == CommandKind::Replay) {
-      ExecutableRecord* executable = executables_.find(command.executable_id);
-      if (executable == nullptr) simulator_bug("a staged replay names an executable that no longer exists");
-      if (batch.replay_cursor == 0) {
-        std::vector<std::uint64_t>& skipped = executable->cancelled_tickets;
-        for (std::size_t index = 0; index < skipped.size();) {
-          if (skipped[index] != executable->tickets_served) { ++index; continue; }
-          executable->tickets_served++;
-          skipped.erase(skipped.begin() + static_cast<std::ptrdiff_t>(index));
-          index = 0;
-        }
-        if (executable->tickets_served != command.replay_ticket) {
-          queue->run = QueueRun::BlockedOnReplay;
-          queue->blocked_on_id = command.executable_id;
-          return;
-        }
-      }
-      if (batch.replay_cursor == executable->store.commands.size()) {
-        executable->tickets_served++;
-        batch.replay_cursor = 0;
-        unreference(command, batch.store, false);
-        batch.next++;
-        wake_blocked(QueueRun::BlockedOnReplay, command.executable_id);
-        continue;
-      }
-      store = &executable->store;
-      runnable = &executable->store.commands[batch.replay_cursor];
+      const ReplayStep replay = step_replay(*queue, batch, command, runnable, store);
+      if (replay == ReplayStep::Blocked) return;
+      if (replay == ReplayStep::Finished) continue;
     }
     const std::uint8_t engine_class = engine_class_of(runnable->kind);
-    if (engines_free_[engine_class] == 0 || (engines_waiting_[engine_class] > 0 && !queue->granted)) {
-      queue->run = QueueRun::WaitingEngine;
-      queue->engine_class = engine_class;
-      queue->ready_order = ++ready_order_;
-      engines_waiting_[engine_class]++;
-      return;
-    }
-    queue->granted = false;
-    queue->engine_class = engine_class;
+    if (!engine_available(*queue, engine_class)) return;
     engines_free_[engine_class]--;
     (void)start_command(queue_id, *queue, batch, *runnable, command, *store, command.kind == CommandKind::Replay);
     return;

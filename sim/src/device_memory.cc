@@ -1,5 +1,6 @@
 // sim::Device: buffers, synchronous transfers, stream-ordered and implicit-wait frees, pools and reports.
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "device_internal.h"
@@ -22,6 +23,7 @@ constexpr Error kOutOfRange =
 
 Result<Buffer> Device::allocate_buffer(const Context& context, const AllocationPermit& permit) {
   ++operations_;
+  charge_host_ns(config_.costs.allocation_ns);  // first: the checks below see the state after it
   const BufferDesc& desc = permit.desc();
   const auto fail = [&](const Error& error) -> Result<Buffer> {
     note(kCallAllocateBuffer, desc.bytes, &error);
@@ -47,8 +49,6 @@ Result<Buffer> Device::allocate_buffer(const Context& context, const AllocationP
   constexpr Error kOutOfMemory =
       sim_error(ErrorKind::OutOfMemory, Code::OutOfMemory, "no free range of device memory fits the request", true);
   if (desc.bytes > config_.memory_bytes) return fail(kOutOfMemory);
-  charge_host_ns(config_.costs.allocation_ns);
-  if (record->lost) return fail(kDeviceLost);  // the host time may have let a fault run
 
   const std::uint64_t aligned = allocator_.round_up(desc.bytes);
   const std::uint32_t pool = record->pools.route(aligned);
@@ -80,9 +80,10 @@ Result<Buffer> Device::allocate_buffer(const Context& context, const AllocationP
 Result<BufferInfo> Device::buffer_info(const Buffer& buffer) {
   ++operations_;
   const BufferRecord* record = find_buffer(buffer.ref());
-  if (record == nullptr) {
-    note(kCallBufferInfo, buffer.id(), &kInvalidHandle);
-    return kInvalidHandle;
+  if (record == nullptr || context_lost(record->context_id)) {
+    const Error& error = record == nullptr ? kInvalidHandle : kDeviceLost;
+    note(kCallBufferInfo, buffer.id(), &error);
+    return error;
   }
   note(kCallBufferInfo, buffer.id(), nullptr);
   return BufferInfo{record->bytes, record->backing_bytes, config_.buffer_alignment, record->usage, record->mode};
@@ -146,6 +147,7 @@ Status Device::read_buffer(const Buffer& buffer, std::uint64_t offset, ByteSink 
 
 ReleaseResult<Buffer> Device::free_buffer(Buffer&& buffer) {
   ++operations_;
+  charge_host_ns(config_.costs.free_ns);  // first, so that the checks below see the state after it
   BufferRecord* record = find_buffer(buffer.ref());
   if (record == nullptr) {
     note(kCallFreeBuffer, buffer.id(), &kInvalidHandle);
@@ -175,30 +177,30 @@ ReleaseResult<Buffer> Device::free_buffer(Buffer&& buffer) {
       Buffer consumed = std::move(buffer);
       return ReleaseResult<Buffer>::released();
     }
-  } else if (record->in_flight != 0) {
-    if (config_.free_synchronizes) {
-      const Status waited = implicit_device_wait();
-      if (!waited.ok()) {
-        note(kCallFreeBuffer, id, &waited.error());
-        if (waited.error().kind == ErrorKind::DeviceLost) {
-          Buffer consumed = std::move(buffer);
-          return ReleaseResult<Buffer>::indeterminate(waited.error());
-        }
-        return ReleaseResult<Buffer>::rejected(std::move(buffer), waited.error());
-      }
-    } else if (running_command_touches(id)) {
-      oracle_.report(Finding{FindingKind::UseAfterFree, clock_.now_ns(), id, 0, 0, 0, 0,
-                             "buffer " + std::to_string(id) +
-                                 " was freed while a running device command was still touching it."});
+  } else if (config_.free_synchronizes && !device_idle()) {
+    // Like the measured cuMemFree: even an unrelated buffer's free waits for the whole device.
+    const Status waited = implicit_device_wait();
+    if (!waited.ok()) {
+      note(kCallFreeBuffer, id, &waited.error());
+      return ReleaseResult<Buffer>::rejected(std::move(buffer), waited.error());
     }
+    // The wait passed virtual time, in which other simulated threads may have run: resolve again.
+    record = find_buffer(buffer.ref());
+    if (record == nullptr) {
+      note(kCallFreeBuffer, id, &kInvalidHandle);
+      return ReleaseResult<Buffer>::rejected(std::move(buffer), kInvalidHandle);
+    }
+    if (context_lost(record->context_id)) {
+      note(kCallFreeBuffer, id, &kDeviceLost);
+      Buffer consumed = std::move(buffer);
+      return ReleaseResult<Buffer>::indeterminate(kDeviceLost);
+    }
+  } else if (record->in_flight != 0 && running_command_touches(id)) {
+    oracle_.report(Finding{FindingKind::UseAfterFree, clock_.now_ns(), id, 0, 0, 0, 0,
+                           "buffer " + std::to_string(id) +
+                               " was freed while a running device command was still touching it."});
   }
-  charge_host_ns(config_.costs.free_ns);
-  // The waits above pass virtual time, in which other simulated threads may run: resolve again.
-  record = find_buffer(buffer.ref());
-  if (record == nullptr) {
-    note(kCallFreeBuffer, id, &kInvalidHandle);
-    return ReleaseResult<Buffer>::rejected(std::move(buffer), kInvalidHandle);
-  }
+  assert(record->phase == BufferPhase::Live);
   release_buffer_memory(id);
   context_of(record->context_id).buffers--;
   buffers_.release(SlotTable<BufferRecord>::slot_of(id));

@@ -3,6 +3,7 @@
 // A submission is validated whole before anything is enqueued, so Rejected always means that nothing ran
 // and nothing was retained (R3). Staging copies what the batch borrows (bindings, parameters, upload bytes)
 // into the queue's ring, resolves every buffer to its address and stamps each command with its vector clock.
+#include <cassert>
 #include <cstring>
 
 #include "device_internal.h"
@@ -93,6 +94,8 @@ QueueState Device::queue_state(const Queue& queue) {
 
 SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions options) {
   ++operations_;
+  // The host cost comes first: what follows sees the state after it, with no virtual time in between.
+  charge_host_ns(config_.costs.event_record_ns);
   const auto reject = [&](const Error& error) {
     note(kCallSubmit, queue.id(), &error);
     return SubmitResult::rejected(error);
@@ -107,36 +110,29 @@ SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions optio
   const std::uint64_t context_id = record->context_id;
   if (const Status valid = validate_batch(context_id, *record, batch, false); !valid.ok()) return reject(valid.error());
   if (record->count == config_.queue_depth_max) {
-    struct Admission {
-      const Device* device;
-      std::uint64_t queue_id;
-    } admission{this, queue.id()};
-    const auto admitted = [](const void* raw) {
-      const auto* self = static_cast<const Admission*>(raw);
-      const QueueRecord* waiting = self->device->queues_.find(self->queue_id);
-      return waiting == nullptr || waiting->count < self->device->config_.queue_depth_max ||
-             self->device->context_lost(waiting->context_id);
-    };
-    (void)waiter_->wait_until(saturating_add(clock_.now_ns(), options.admission_timeout_ns), admitted, &admission);
-    record = find_queue(queue.ref());
-    if (record == nullptr) return reject(kInvalidHandle);
-    if (context_of(context_id).lost) return reject(kDeviceLost);
-    if (record->count == config_.queue_depth_max) {
-      return reject(sim_error(ErrorKind::Timeout, Code::QueueFull,
-                              "the queue stayed at its depth limit for the whole admission timeout", true));
+    if (const Status admitted = admit(queue, options.admission_timeout_ns); !admitted.ok()) {
+      return reject(admitted.error());
     }
+    record = &queues_.get(queue.id());  // admit() proved it still resolves
     // Virtual time passed: what the batch names may have changed.
     if (const Status valid = validate_batch(context_id, *record, batch, false); !valid.ok()) return reject(valid.error());
   }
-  charge_host_ns(config_.costs.event_record_ns);
-  record = find_queue(queue.ref());
-  if (record == nullptr) return reject(kInvalidHandle);
-  if (context_of(context_id).lost) return reject(kDeviceLost);
+  assert(record != nullptr && record->count < config_.queue_depth_max);
+  const std::uint64_t event_id = stage_batch(queue.id(), *record, batch, options);
+  note(kCallSubmit, event_id, nullptr);
+  schedule_pump(queue.id());
+  drain();
+  return SubmitResult::submitted(Event(event_id, context_of(context_id).epoch),
+                                 static_cast<std::uint32_t>(batch.size()));
+}
 
+// Enqueues a validated batch behind the queue's others and creates its event; returns the event's id.
+std::uint64_t Device::stage_batch(std::uint64_t queue_id, QueueRecord& queue, Batch batch, SubmitOptions options) {
+  const std::uint64_t context_id = queue.context_id;
   const std::uint64_t event_id = events_.acquire();
   EventRecord& event = events_.at(SlotTable<EventRecord>::slot_of(event_id));
   event.context_id = context_id;
-  event.queue_id = queue.id();
+  event.queue_id = queue_id;
   event.state = quiesce::EventState::Pending;
   event.error = {};
   event.timing = options.timing;
@@ -144,23 +140,44 @@ SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions optio
   event.receipt = TimingReceipt{clock_.now_ns(), 0, 0};
   context_of(context_id).events++;
 
-  const std::uint32_t index = (record->head + record->count) % config_.queue_depth_max;
-  BatchRecord& slot = record->ring[index];
+  const std::uint32_t index = (queue.head + queue.count) % config_.queue_depth_max;
+  BatchRecord& slot = queue.ring[index];
   slot.event_id = event_id;
   slot.invocation = options.invocation;
   slot.store.clear();
   slot.next = slot.replay_cursor = 0;
   slot.started = slot.cancelled = false;
-  record->clock.join(host_clock_);
-  for (const Command& command : batch) stage_command(command, slot.store, record, false);
-  event.end_clock = record->clock;
-  record->count++;
-  record->batches_submitted++;
-  note(kCallSubmit, event_id, nullptr);
-  schedule_pump(queue.id());
-  drain();
-  return SubmitResult::submitted(Event(event_id, context_of(context_id).epoch),
-                                 static_cast<std::uint32_t>(batch.size()));
+  queue.clock.join(host_clock_);  // everything the host knows happened before this batch
+  for (const Command& command : batch) stage_command(command, slot.store, &queue, false);
+  event.end_clock = queue.clock;
+  queue.count++;
+  queue.batches_submitted++;
+  assert(queue.count <= config_.queue_depth_max);
+  return event_id;
+}
+
+// Waits (through the Waiter) up to `timeout_ns` for the full queue to drop below its depth limit.
+Status Device::admit(const Queue& queue, std::uint64_t timeout_ns) {
+  struct Admission {
+    const Device* device;
+    std::uint64_t queue_id;
+  } admission{this, queue.id()};
+  const auto admitted = [](const void* raw) {
+    const auto* self = static_cast<const Admission*>(raw);
+    const QueueRecord* waiting = self->device->queues_.find(self->queue_id);
+    return waiting == nullptr || waiting->count < self->device->config_.queue_depth_max ||
+           self->device->context_lost(waiting->context_id);
+  };
+  (void)waiter_->wait_until(saturating_add(clock_.now_ns(), timeout_ns), admitted, &admission);
+  const QueueRecord* record = find_queue(queue.ref());
+  if (record == nullptr) return kInvalidHandle;
+  if (context_lost(record->context_id)) return kDeviceLost;
+  if (record->count == config_.queue_depth_max) {
+    return sim_error(ErrorKind::Timeout, Code::QueueFull,
+                     "the queue stayed at its depth limit for the whole admission timeout", true);
+  }
+  assert(record->count < config_.queue_depth_max);
+  return ok_status();
 }
 
 Status Device::validate_batch(std::uint64_t context_id, const QueueRecord& /*queue*/, Batch batch, bool capturing) {

@@ -184,6 +184,7 @@ Result<RunSummary, RunFailure> FiberEnv::run() {
   outer_active_ = active_env;
   active_env = this;
   running_ = true;
+  run_start_steps_ = steps_;
   assert(current_ == main_.get());
   Fiber* first = pick_next();
   if (first != main_.get()) switch_to(first);
@@ -209,7 +210,7 @@ void FiberEnv::reschedule() {
 FiberEnv::Fiber* FiberEnv::pick_next() {
   ++steps_;
   if (failure_) return main_.get();
-  if (steps_ > options_.steps_max) {
+  if (steps_ - run_start_steps_ > options_.steps_max) {
     fail(RunFailureKind::StepBound, "livelock suspected at virtual time " + std::to_string(clock_->now_ns()) +
                                         " ns: the run reached its bound of " + std::to_string(options_.steps_max) +
                                         " switch points (steps_max) with " + std::to_string(live_) +

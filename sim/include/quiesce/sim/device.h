@@ -137,6 +137,8 @@ class Device {
   Status implicit_device_wait();
 
   // ---- submission (device_submit.cc) ----
+  Status admit(const Queue& queue, std::uint64_t timeout_ns);
+  std::uint64_t stage_batch(std::uint64_t queue_id, QueueRecord& queue, Batch batch, SubmitOptions options);
   Status validate_batch(std::uint64_t context_id, const QueueRecord& queue, Batch batch, bool capturing);
   Status validate_command(std::uint64_t context_id, const Command& command, bool capturing);
   Status validate_buffer_range(std::uint64_t context_id, BufferRef ref, BufferUsage needed, std::uint64_t offset,
@@ -150,6 +152,10 @@ class Device {
   void drain();
   void pump(std::uint64_t queue_id);
   void dispatch_engines();
+  enum class ReplayStep : std::uint8_t { Node, Finished, Blocked };
+  ReplayStep step_replay(QueueRecord& queue, BatchRecord& batch, const StagedCommand& command,
+                         const StagedCommand*& node, const CommandStore*& store);
+  bool engine_available(QueueRecord& queue, std::uint8_t engine_class);
   // `stamp` carries the tick and clock: the command itself, or the Replay whose captured node it is.
   bool start_command(std::uint64_t queue_id, QueueRecord& queue, BatchRecord& batch, const StagedCommand& command,
                      const StagedCommand& stamp, const CommandStore& store, bool replayed);

@@ -251,6 +251,7 @@ class FiberEnv {
   std::vector<FiberId> timed_waiters_;          // sleepers and device waits with a deadline
   std::size_t live_ = 0;                        // spawned and not finished
   std::uint64_t steps_ = 0;
+  std::uint64_t run_start_steps_ = 0;
   std::uint64_t switches_ = 0;
   std::uint64_t device_waits_ = 0;
   std::uint64_t clock_jumps_ = 0;
