@@ -146,7 +146,6 @@ std::string describe(const Config& config) {
     text += "\n";
   };
   line("seed.cost", prng.derive("cost"));
-  line("seed.oracle", prng.derive("oracle"));
   line("memory_bytes", config.memory_bytes);
   line("buffer_alignment", config.buffer_alignment);
   line("queue_depth_max", config.queue_depth_max);
