@@ -131,5 +131,44 @@ TEST(FailureReport, JoiningItselfIsMisuseNotAHang) {
   EXPECT_TRUE(contains(result.error().message, "joins itself")) << result.error().report();
 }
 
+// Device work that keeps scheduling more device work forever, and never completes what a fiber waits for.
+class EndlessDeviceWork final : public TimerTarget {
+ public:
+  explicit EndlessDeviceWork(VirtualClock& clock) : clock_(&clock) {}
+  void on_timer(std::uint64_t /*cookie*/, std::uint64_t now_ns) override { clock_->schedule(now_ns + 10, this, 0); }
+
+ private:
+  VirtualClock* clock_;
+};
+
+TEST(FailureReport, ClockEventsThatNeverWakeAFiberHitTheClockBound) {
+  VirtualClock clock;
+  EndlessDeviceWork work(clock);
+  clock.schedule(10, &work, 0);
+  FiberEnvOptions options;
+  options.clock_events_max = 1000;
+  FiberEnv env(clock, Schedule::from_seed(6), options);
+  env.spawn("waiter", [&] { (void)env.waiter().wait_until(VirtualClock::kNever, &never_done, nullptr); });
+  auto result = env.run();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().kind, RunFailureKind::ClockBound);
+  EXPECT_EQ(result.error().time_ns, 10'000U) << result.error().report();
+  EXPECT_TRUE(contains(result.error().report(), "fiber 0 'waiter' waits on the device")) << result.error().report();
+}
+
+TEST(FailureReport, TheStepBoundCountsEachRunOnItsOwn) {
+  VirtualClock clock;
+  FiberEnvOptions options;
+  options.steps_max = 300;
+  FiberEnv env(clock, Schedule::from_seed(8), options);
+  for (int run = 0; run < 3; ++run) {
+    env.spawn([&env] {
+      for (int step = 0; step < 200; ++step) env.yield();
+    });
+    auto result = env.run();
+    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.error().report();
+  }
+}
+
 }  // namespace
 }  // namespace quiesce::sim
