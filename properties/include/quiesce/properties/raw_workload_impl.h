@@ -37,6 +37,7 @@ struct BufferSlot {
   std::vector<std::uint8_t> model;
   bool initialized = false;  // every byte written by something known to have run
   std::uint32_t pins = 0;    // live events and executables that reference it
+  bool quarantined = false;  // pinned by an event whose release was indeterminate: kept until discard
   bool dead = false;
 };
 
@@ -47,6 +48,7 @@ struct EventSlot {
   std::vector<Planned> effects;
   std::uint32_t executable = kNone;       // a replay pins its executable
   std::uint32_t pins = 0;                 // later batches that wait on this event
+  bool quarantined = false;               // waited on by a batch whose event release was indeterminate
   bool indeterminate = false;             // the submit could not prove what ran
   bool terminal_seen = false;
   EventState terminal = EventState::Pending;
@@ -58,6 +60,7 @@ struct ExecutableSlot {
   std::vector<std::uint32_t> buffers;
   std::vector<Planned> effects;
   std::uint32_t live_replays = 0;
+  bool quarantined = false;  // replayed by a batch whose event release was indeterminate
   bool dead = false;
 };
 
@@ -656,11 +659,37 @@ class RawWorkload {
       ReleaseResult<Event> released = backend_.destroy_event(std::move(slot.handle));
       if (!settle_release(released, slot.handle)) continue;
       slot.dead = true;
-      if (released.status == ReleaseStatus::Indeterminate) continue;  // what it pinned stays quarantined
+      if (released.status == ReleaseStatus::Indeterminate) {  // what it pinned stays quarantined (R2)
+        quarantine_reachable(i);
+        continue;
+      }
       for (std::uint32_t b : slot.buffers) buffers_[b].pins--;
       for (std::uint32_t e : slot.waited) events_[e].pins--;
       if (slot.executable != kNone) executables_[slot.executable].live_replays--;
     }
+  }
+
+  // Everything an event reaches (its buffers, the events it waited on, its executable, and in turn what those
+  // reach) stays retained until the context is discarded. Iterative, bounded by the number of events.
+  void quarantine_reachable(std::uint32_t first_event) {
+    std::vector<std::uint32_t> pending = {first_event};
+    for (std::size_t steps = 0; !pending.empty() && steps <= events_.size(); ++steps) {
+      EventSlot& slot = events_[pending.back()];
+      pending.pop_back();
+      for (std::uint32_t b : slot.buffers) buffers_[b].quarantined = true;
+      if (slot.executable != kNone) quarantine_executable(executables_[slot.executable]);
+      for (std::uint32_t e : slot.waited) {
+        if (!events_[e].quarantined) {
+          events_[e].quarantined = true;
+          pending.push_back(e);
+        }
+      }
+    }
+  }
+
+  void quarantine_executable(ExecutableSlot& slot) {
+    slot.quarantined = true;
+    for (std::uint32_t b : slot.buffers) buffers_[b].quarantined = true;
   }
 
   void cancel() {
@@ -746,6 +775,8 @@ class RawWorkload {
       slot.dead = true;
       if (released.status == ReleaseStatus::Released) {
         for (std::uint32_t b : slot.buffers) buffers_[b].pins--;
+      } else {
+        quarantine_executable(slot);
       }
       return;
     }
@@ -777,10 +808,30 @@ class RawWorkload {
   }
 
   void close_context() {
-    for (const auto& slot : buffers_) stats_.leaked_handles += slot.dead ? 0 : 1;
-    for (const auto& slot : events_) stats_.leaked_handles += slot.dead ? 0 : 1;
-    for (const auto& slot : executables_) stats_.leaked_handles += slot.dead ? 0 : 1;
-    stats_.leaked_handles += leaked_executables_.size();
+    std::uint64_t quarantined = 0;
+    std::uint64_t leaked_buffers = 0;
+    std::uint64_t leaked_events = 0;
+    std::uint64_t leaked_executables = leaked_executables_.size();
+    for (const auto& slot : buffers_) {
+      if (!slot.dead && slot.quarantined) quarantined++;
+      else if (!slot.dead) leaked_buffers++;
+    }
+    for (const auto& slot : events_) {
+      if (!slot.dead && slot.quarantined) quarantined++;
+      else if (!slot.dead) leaked_events++;
+    }
+    for (const auto& slot : executables_) {
+      if (!slot.dead && slot.quarantined) quarantined++;
+      else if (!slot.dead) leaked_executables++;
+    }
+    stats_.quarantined_handles += quarantined;
+    stats_.leaked_handles += leaked_buffers + leaked_events + leaked_executables;
+    if (leaked_buffers + leaked_events + leaked_executables != 0) {
+      stats_.problems.push_back("the liveness phase ended with " + std::to_string(leaked_buffers) + " buffers, " +
+                                std::to_string(leaked_events) + " events and " + std::to_string(leaked_executables) +
+                                " executables still live.");
+    }
+    if (quarantined != 0) device_lost_ = true;  // only a discard lets quarantined handles go
     if (stats_.leaked_handles != 0 || device_lost_) {
       // Whatever is left is abandoned with the context: the one legal way to let it go.
       note(4, backend_.discard_context(std::move(context_)).ok());
