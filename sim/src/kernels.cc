@@ -2,13 +2,20 @@
 #include "quiesce/sim/kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstring>
 
 namespace quiesce::sim {
 namespace {
 
+// Words are little-endian by the ABI; on a little-endian host that is a plain copy.
 std::uint32_t load_u32(const std::byte* bytes) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::uint32_t value = 0;
+    std::memcpy(&value, bytes, sizeof(value));
+    return value;
+  }
   return std::to_integer<std::uint32_t>(bytes[0]) | (std::to_integer<std::uint32_t>(bytes[1]) << 8U) |
          (std::to_integer<std::uint32_t>(bytes[2]) << 16U) | (std::to_integer<std::uint32_t>(bytes[3]) << 24U);
 }
@@ -18,11 +25,16 @@ std::uint64_t load_u64(const std::byte* bytes) {
 }
 
 void store_u32(std::byte* bytes, std::uint32_t value) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(bytes, &value, sizeof(value));
+    return;
+  }
   for (unsigned i = 0; i < 4; ++i) bytes[i] = static_cast<std::byte>(value >> (8U * i));
 }
 
 void store_u64(std::byte* bytes, std::uint64_t value) {
-  for (unsigned i = 0; i < 8; ++i) bytes[i] = static_cast<std::byte>(value >> (8U * i));
+  store_u32(bytes, static_cast<std::uint32_t>(value));
+  store_u32(bytes + 4, static_cast<std::uint32_t>(value >> 32U));
 }
 
 std::uint64_t words_of(std::uint64_t bytes) { return bytes / 4; }
