@@ -135,6 +135,7 @@ class RawWorkload {
     budget_ = MemoryBudget(options_.memory_budget_bytes);
     note(4, backend_.discard_context(std::move(context_)).ok());
     device_lost_ = false;
+    context_tainted_ = false;
     if (!open_context()) stats_.problems.push_back("no new context could be created after a device loss.");
   }
 
@@ -291,8 +292,11 @@ class RawWorkload {
         lost(released.error);
         return false;
       case ReleaseStatus::Indeterminate:
+        // The inner release may not have happened, so the parent may still hold the child: like
+        // virtio-accel's indeterminate release, this context can only end by a whole-device discard.
         stats_.releases_indeterminate++;
         stats_.quarantined_handles++;
+        context_tainted_ = true;
         lost(released.error);
         return true;
     }
@@ -725,6 +729,7 @@ class RawWorkload {
     }
     const Status recorded = backend_.capture(queue, commands);
     note(15, recorded.ok());
+    if (!recorded.ok() && lost(recorded.error())) return;  // a lost context takes its capture with it
     Result<Executable> executable = backend_.end_capture(queue);  // every begin is ended (R13)
     note(16, executable.ok());
     if (!executable.ok()) {
@@ -787,7 +792,7 @@ class RawWorkload {
   void drain() {
     for (std::uint32_t round = 0; round < options_.liveness_rounds_max; ++round) {
       if (device_lost_) recover();
-      for (std::uint32_t i = 0; i < events_.size(); ++i) {
+      for (std::uint32_t i = 0; i < events_.size() && !device_lost_; ++i) {
         if (!events_[i].dead && !events_[i].terminal_seen) wait_for(i);
       }
       destroy_terminal_events();
@@ -831,7 +836,7 @@ class RawWorkload {
                                 std::to_string(leaked_events) + " events and " + std::to_string(leaked_executables) +
                                 " executables still live.");
     }
-    if (quarantined != 0) device_lost_ = true;  // only a discard lets quarantined handles go
+    if (quarantined != 0 || context_tainted_) device_lost_ = true;  // only a discard lets these go
     if (stats_.leaked_handles != 0 || device_lost_) {
       // Whatever is left is abandoned with the context: the one legal way to let it go.
       note(4, backend_.discard_context(std::move(context_)).ok());
@@ -853,7 +858,11 @@ class RawWorkload {
       auto released = release(std::move(handle));
       if (settle_release(released, handle)) return;
     }
-    if (handle.valid()) stats_.leaked_handles++;
+    if (handle.valid()) {
+      stats_.leaked_handles++;
+      stats_.problems.push_back("a release was rejected " + std::to_string(kReleaseRoundsMax) +
+                                " times in the liveness phase.");
+    }
   }
 
   void note(std::uint8_t what, std::uint64_t outcome) {
@@ -877,6 +886,7 @@ class RawWorkload {
   std::uint64_t transactions_ = 0;
   std::uint64_t invocations_ = 0;
   bool device_lost_ = false;
+  bool context_tainted_ = false;  // an indeterminate release happened in the current context
 };
 
 }  // namespace raw_detail
