@@ -75,6 +75,25 @@ void scheduler_yield_pct(benchmark::State& state) {
   run_yield_pair(state, quiesce::sim::Schedule::pct(1, 3, 4 * static_cast<std::uint64_t>(kRoundTrips)));
 }
 
+// Spawning a fiber (a guard-paged stack is mapped) and joining it after it ran: what each simulated host
+// thread costs a campaign case.
+void scheduler_spawn_join(benchmark::State& state) {
+  quiesce::sim::VirtualClock clock;
+  quiesce::sim::FiberEnvOptions options;
+  options.fibers_max = static_cast<std::size_t>(state.max_iterations) + 2;
+  options.steps_max = 8 * static_cast<std::uint64_t>(state.max_iterations) + 1000;
+  quiesce::sim::FiberEnv env(clock, quiesce::sim::Schedule::round_robin(1), options);
+  env.spawn("measured", [&] {
+    for (auto _ : state) {
+      quiesce::sim::FiberEnv::Thread child = env.spawn([] {});
+      env.join(child);
+    }
+  });
+  auto result = env.run();
+  if (!result.ok()) state.SkipWithError(result.error().report().c_str());
+}
+
+BENCHMARK(scheduler_spawn_join)->Iterations(20'000)->Repetitions(kRepetitions)->ReportAggregatesOnly(true);
 BENCHMARK(raw_fiber_switch)->Iterations(kRoundTrips)->Repetitions(kRepetitions)->ReportAggregatesOnly(true);
 BENCHMARK(scheduler_switch_round_robin)->Iterations(kRoundTrips)->Repetitions(kRepetitions)->ReportAggregatesOnly(true);
 BENCHMARK(scheduler_yield_random_walk)->Iterations(kRoundTrips)->Repetitions(kRepetitions)->ReportAggregatesOnly(true);

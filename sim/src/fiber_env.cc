@@ -69,6 +69,7 @@ FiberEnv::FiberEnv(VirtualClock& clock, Schedule schedule, FiberEnvOptions optio
   current_ = main_.get();
   fibers_.reserve(std::min<std::size_t>(options_.fibers_max, 64));
   runnable_.reserve(64);
+  stack_cache_.reserve(RecordedStack::kStackCacheMax);
 }
 
 FiberEnv::~FiberEnv() {
@@ -78,6 +79,8 @@ FiberEnv::~FiberEnv() {
   active_env = this;
   teardown();
   active_env = outer;
+  for (const CachedStack& stack : stack_cache_) RecordedStack::unmap(options_.stack_bytes, stack.sp, stack.size);
+  stack_cache_.clear();
 }
 
 bool FiberEnv::in_fiber() const { return (running_ || tearing_down_) && current_ != main_.get(); }
@@ -106,7 +109,7 @@ FiberEnv::Thread FiberEnv::spawn(std::string name, std::function<void()> body) {
   fiber->name = name.empty() ? "fiber-" + std::to_string(id) : std::move(name);
   fiber->body = std::move(body);
   fiber->context = boost::context::fiber(std::allocator_arg,
-                                         RecordedStack(options_.stack_bytes, fiber.get()),
+                                         RecordedStack(*this, fiber.get()),
                                          FiberEntry{this, fiber.get()});
   fibers_.push_back(std::move(fiber));
   runnable_.push_back(id);
@@ -382,10 +385,10 @@ void FiberEnv::teardown() {
   for (const std::unique_ptr<Fiber>& fiber : fibers_) {
     if (!fiber->context) continue;
     if (fiber->started) {
-      boost::context::stack_context stack = fiber->stack;
+      const boost::context::stack_context stack = fiber->stack;
       new (fiber->abandoned) boost::context::fiber(std::move(fiber->context));
       assert(stack.sp != nullptr);
-      boost::context::protected_fixedsize_stack(options_.stack_bytes).deallocate(stack);
+      RecordedStack::unmap(options_.stack_bytes, stack.sp, stack.size);
       fiber->stack = boost::context::stack_context{};
     } else {
       boost::context::fiber doomed = std::move(fiber->context);

@@ -195,6 +195,10 @@ class FiberEnv {
 
  private:
   struct Fiber;
+  struct CachedStack {
+    void* sp = nullptr;  // the top, as Boost.Context's stack_context has it
+    std::size_t size = 0;
+  };
   friend struct FiberEntry;
   friend class RecordedStack;
 
@@ -249,6 +253,7 @@ class FiberEnv {
   std::vector<FiberId> runnable_;               // includes the running fiber while it can run
   std::vector<FiberId> device_waiters_;
   std::vector<FiberId> timed_waiters_;          // sleepers and device waits with a deadline
+  std::vector<CachedStack> stack_cache_;        // stacks of finished fibers, for the next spawn
   std::size_t live_ = 0;                        // spawned and not finished
   std::uint64_t steps_ = 0;
   std::uint64_t run_start_steps_ = 0;
