@@ -7,6 +7,7 @@
 #include <string>
 
 #include "quiesce/core/transaction.h"
+#include "quiesce/core/validator.h"
 #include "quiesce/faults/injector.h"
 #include "quiesce/sim/device.h"
 #include "test_support.h"
@@ -245,6 +246,27 @@ TEST(SimFaults, CampaignsLeaveNoFindingAndReplayExactly) {
   }
   EXPECT_GT(faults_told, 60U);
   EXPECT_GT(completed_runs, 40U);  // the workload really ran work on the simulator, faults or not
+}
+
+TEST(SimFaults, TheValidatorFindsEveryLieLegal) {
+  // Validator<Injector<sim::Device>>: the contract checker sees only what the injector reports, so a lie
+  // that broke a provider rule (terminal stability, a rejected release's handle, submit shapes, ...) or led
+  // the careful workload into breaking a caller rule would be a violation here.
+  std::uint64_t faults_told = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    Plan plan = Plan::all();
+    plan.seed = seed;
+    sim::Device device;
+    Validator<Injector<sim::Device>> validator(ValidatorOptions{}, device, plan);
+    const std::string transcript = Workload<Validator<Injector<sim::Device>>>(validator).run();
+    faults_told += validator.inner().injected().size();
+    (void)device.run_until_idle(1'000'000);
+    EXPECT_EQ(validator.finish(), 0U) << "seed " << seed << ": " << transcript << "\n"
+                                      << (validator.violations().empty() ? std::string()
+                                                                         : validator.describe(validator.violations()[0]));
+    EXPECT_EQ(findings_of(device), "") << "seed " << seed;
+  }
+  EXPECT_GT(faults_told, 60U);
 }
 
 }  // namespace

@@ -138,7 +138,7 @@ class Workload {
       note(to_string(observed.state));
       if (observed.state == EventState::Indeterminate && observed.error.kind == ErrorKind::DeviceLost) lost_ = true;
       terminal = is_terminal(observed.state);
-      if (!terminal && poll % 4 == 3) {
+      if (!terminal && !lost_ && poll % 4 == 3) {
         WaitResult waited = backend_->wait_event(event, 1000);
         if (waited.ok()) {
           note(to_string(waited->state));
