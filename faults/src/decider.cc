@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace quiesce::faults {
@@ -94,6 +96,10 @@ Error Decider::record(FaultKind kind, std::uint64_t parameter) {
   const auto kind_index = static_cast<std::uint32_t>(kind);
   assert(kind_index < kFaultKindCount);
   const std::uint64_t ordinal = site_calls_[static_cast<std::uint32_t>(site_)];
+  if (injected_.size() >= kInjectedMax) {
+    throw std::length_error("the fault injector has logged " + std::to_string(injected_.size()) +
+                            " faults, its bound; lower the plan's rates or shorten the run");
+  }
   injected_.push_back(InjectedFault{call_index_, site_, ordinal, kind, parameter});
   counts_[kind_index]++;
   if (plan_.replaying && replay_next_ < plan_.replay_faults.size()) {

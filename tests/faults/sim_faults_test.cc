@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <iostream>
 #include <string>
 
 #include "quiesce/core/transaction.h"
@@ -246,6 +247,28 @@ TEST(SimFaults, CampaignsLeaveNoFindingAndReplayExactly) {
   }
   EXPECT_GT(faults_told, 60U);
   EXPECT_GT(completed_runs, 40U);  // the workload really ran work on the simulator, faults or not
+}
+
+TEST(SimFaults, CountThenInjectEverySiteIsLegal) {
+  const auto run = [](const Plan& plan, std::uint64_t& sites) {
+    sim::Device device;
+    Validator<Injector<sim::Device>> validator(ValidatorOptions{}, device, plan);
+    const std::string transcript = Workload<Validator<Injector<sim::Device>>>(validator).run();
+    sites = validator.inner().sites_seen();
+    const std::size_t told = validator.inner().injected().size();
+    (void)device.run_until_idle(1'000'000);
+    EXPECT_EQ(validator.finish(), 0U) << transcript;
+    EXPECT_EQ(findings_of(device), "") << transcript;
+    return told;
+  };
+  std::uint64_t sites = 0;
+  ASSERT_EQ(run(Plan::none(), sites), 0U);
+  ASSERT_GT(sites, 10U);
+  std::cout << "count-then-inject on the simulator: the workload has " << sites << " fault sites\n";
+  for (std::uint64_t site = 0; site < sites; ++site) {
+    std::uint64_t unused = 0;
+    EXPECT_EQ(run(Plan::fail_site(site), unused), 1U) << "site " << site;
+  }
 }
 
 TEST(SimFaults, TheValidatorFindsEveryLieLegal) {

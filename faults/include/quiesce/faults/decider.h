@@ -26,6 +26,9 @@ struct Verdict {
 
 class Decider {
  public:
+  // The most faults one injector logs; a run that tells more is refused with a message.
+  static constexpr std::size_t kInjectedMax = std::size_t{1} << 24U;
+
   explicit Decider(Plan plan);
 
   // Starts one non-const backend call: numbers it and counts it against its site.
