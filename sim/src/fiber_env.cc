@@ -1,5 +1,5 @@
 // The scheduling core of sim::FiberEnv: spawning fibers, switching between them at switch points, jumping
-// the virtual clock when none can run, and unwinding what is left after a failed run.
+// the virtual clock when none can run, and abandoning what is left blocked after a failed run.
 //
 // Switches are symmetric: the fiber that reaches a switch point picks the next one and resumes it directly
 // (one Boost.Context jump, no trip through a scheduler fiber). The resumed side stores the continuation it
@@ -45,7 +45,7 @@ struct FiberEntry {
     try {
       fiber->body();
     } catch (const boost::context::detail::forced_unwind&) {
-      throw;  // teardown of a blocked fiber: Boost.Context finishes the unwind
+      throw;  // Boost.Context's own unwinding must pass through untouched
     } catch (const std::exception& error) {
       env->fail(RunFailureKind::FiberThrew,
                 "fiber " + env->describe_fiber(fiber->id) + " ended with an exception: " + error.what());
@@ -74,7 +74,7 @@ FiberEnv::FiberEnv(VirtualClock& clock, Schedule schedule, FiberEnvOptions optio
 
 FiberEnv::~FiberEnv() {
   assert(!running_);
-  // Fibers spawned but never run (or left blocked) still own stacks: unwind them like a failed run does.
+  // Fibers spawned but never run (or left blocked) still own stacks: free them as a failed run does.
   FiberEnv* const outer = active_env;
   active_env = this;
   teardown();
