@@ -186,7 +186,8 @@ class FiberEnv {
   const std::vector<FiberId>& decisions() const { return schedule_.decisions(); }
   // The schedule's describe() and the bounds, for a trace header.
   std::string describe() const;
-  // Digest of the strategy, every fiber run at every step, every clock jump, and the end time.
+  // Digest of every fiber run at every step, every clock move, the decision list and the end time; not of
+  // the strategy, so a faithful replay has the original's digest.
   std::uint64_t digest() const;
   RunSummary summary() const;
   // The fiber now running, kNoFiber outside every fiber.
