@@ -55,7 +55,7 @@ void ContractChecker::after_capture(QueueRef ref, Batch batch, const Status& sta
   }
   if (queue->capture_pins == 0) return;  // no window in the shadow (a forwarded violation)
   const std::uint32_t list = queue->capture_pins;
-  pin_batch(batch, pin_lists_.at(list), false);
+  pin_batch(batch, pin_lists_.at(list), 0);
 }
 
 bool ContractChecker::before_end_capture(QueueRef ref) {

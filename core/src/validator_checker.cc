@@ -281,7 +281,8 @@ void ContractChecker::after_allocate_buffer(ContextRef ref, const BufferDesc& de
   if (!check_created(HandleKind::BufferHandle, buffer.id(), buffer.epoch(), ref.id)) return;
   context->children_live++;
   BufferShadow& record = buffers_.create(buffer.id());
-  record = BufferShadow{buffer.epoch(), Life::Live, desc.usage, ref.id, desc.bytes, 0, 0};
+  record = BufferShadow{buffer.epoch(), Life::Live, desc.usage, ref.id, desc.bytes, 0, 0, 0};
+  if (desc.mode == AllocationMode::StreamOrdered) record.ordering_queue = desc.queue.id;
 }
 
 bool ContractChecker::before_buffer_info(BufferRef ref) {

@@ -114,11 +114,16 @@ void ContractChecker::check_resubmission(QueueShadow& queue, QueueRef queue_ref,
 
 // ---- pins ----
 
-void ContractChecker::pin(PinRef ref, std::vector<PinRef>& pins, bool as_event) {
+// `event_queue` is the queue of the pinning event, 0 when an executable or capture window pins.
+void ContractChecker::pin(PinRef ref, std::vector<PinRef>& pins, std::uint64_t event_queue) {
+  const bool as_event = event_queue != 0;
   std::uint32_t* count = nullptr;
   switch (ref.kind) {
     case HandleKind::BufferHandle: {
       BufferShadow* buffer = buffers_.find(ref.id);
+      // A stream-ordered free is ordered behind the work of its own queue (R12): an event there need not
+      // be destroyed first, so it does not pin the buffer.
+      if (buffer != nullptr && as_event && buffer->ordering_queue == event_queue) return;
       if (buffer != nullptr && buffer->life == Life::Live) count = as_event ? &buffer->event_pins : &buffer->executable_pins;
       break;
     }
@@ -148,31 +153,31 @@ void ContractChecker::pin(PinRef ref, std::vector<PinRef>& pins, bool as_event) 
   pins.push_back(ref);
 }
 
-void ContractChecker::pin_batch(Batch batch, std::vector<PinRef>& pins, bool as_event) {
+void ContractChecker::pin_batch(Batch batch, std::vector<PinRef>& pins, std::uint64_t event_queue) {
   for (const Command& command : batch) {
     switch (command.kind) {
       case CommandKind::Launch:
-        pin(PinRef{HandleKind::ProgramHandle, command.program.id}, pins, as_event);
-        for (const Binding& binding : command.bindings) pin(PinRef{HandleKind::BufferHandle, binding.buffer.id}, pins, as_event);
+        pin(PinRef{HandleKind::ProgramHandle, command.program.id}, pins, event_queue);
+        for (const Binding& binding : command.bindings) pin(PinRef{HandleKind::BufferHandle, binding.buffer.id}, pins, event_queue);
         break;
       case CommandKind::Copy:
-        pin(PinRef{HandleKind::BufferHandle, command.source.id}, pins, as_event);
-        pin(PinRef{HandleKind::BufferHandle, command.target.id}, pins, as_event);
+        pin(PinRef{HandleKind::BufferHandle, command.source.id}, pins, event_queue);
+        pin(PinRef{HandleKind::BufferHandle, command.target.id}, pins, event_queue);
         break;
       case CommandKind::Upload:
       case CommandKind::Zero:
-        pin(PinRef{HandleKind::BufferHandle, command.target.id}, pins, as_event);
+        pin(PinRef{HandleKind::BufferHandle, command.target.id}, pins, event_queue);
         break;
       case CommandKind::Replay: {
-        pin(PinRef{HandleKind::ExecutableHandle, command.executable.id}, pins, as_event);
+        pin(PinRef{HandleKind::ExecutableHandle, command.executable.id}, pins, event_queue);
         const ExecutableShadow* executable = executables_.find(command.executable.id);
-        if (as_event && executable != nullptr && executable->life == Life::Live && executable->pins != 0) {
+        if (event_queue != 0 && executable != nullptr && executable->life == Life::Live && executable->pins != 0) {
           // A replay reads what the executable captured: the event pins those handles directly too. Copy the
           // captured list first: pin() appends to `pins`, which is a different list, but be explicit.
           const std::uint32_t captured = executable->pins;
           const std::size_t captured_count = pin_lists_.at(captured).size();
           for (std::size_t index = 0; index < captured_count; ++index) {
-            pin(pin_lists_.at(captured)[index], pins, as_event);
+            pin(pin_lists_.at(captured)[index], pins, event_queue);
           }
         }
         break;
@@ -228,7 +233,7 @@ void ContractChecker::register_event(QueueRef queue_ref, Batch batch, const Subm
   const std::uint64_t sequence = ++queue->submits;
   queue->live_events++;
   const std::uint32_t list = pin_lists_.acquire();
-  pin_batch(batch, pin_lists_.at(list), true);
+  pin_batch(batch, pin_lists_.at(list), queue_ref.id);
   EventShadow& record = events_.create(event.id());
   record.epoch = event.epoch();
   record.life = Life::Live;

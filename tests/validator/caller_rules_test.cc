@@ -351,5 +351,35 @@ TYPED_TEST(CallerRules, DiscardedContextLeaksNothing) {
   EXPECT_EQ(validator.finish(), 0U) << violation_report(validator);
 }
 
+TYPED_TEST(CallerRules, StreamOrderedFreeNeedsOnlyOtherQueuesToBeDone) {
+  typename TestFixture::V validator;
+  this->open(validator);
+  Result<Queue> other_created = validator.create_queue(this->context, QueueDesc{});
+  ASSERT_TRUE(other_created.ok());
+  Queue other = std::move(other_created).value();
+  // Work on the buffer's own queue: the free is ordered behind it (R12), so it is correct at once.
+  Buffer ordered = allocate(validator, this->context, 128, kAllBufferUsage, this->queue.ref());
+  const UploadBatch own(ordered.ref(), 16, 2);
+  SubmitResult on_own_queue = validator.submit(this->queue, own.batch(), SubmitOptions{});
+  ASSERT_EQ(on_own_queue.status, SubmitStatus::Submitted) << validator.describe_error(on_own_queue.error);
+  EXPECT_TRUE(validator.free_buffer(std::move(ordered)).ok()) << violation_report(validator);
+  EXPECT_EQ(validator.violation_count(), 0U) << violation_report(validator);
+  // Work on another queue is not ordered before the free: that free must wait for its event.
+  Buffer shared = allocate(validator, this->context, 128, kAllBufferUsage, this->queue.ref());
+  const UploadBatch foreign(shared.ref(), 16, 3);
+  SubmitResult on_other_queue = validator.submit(other, foreign.batch(), SubmitOptions{});
+  ASSERT_EQ(on_other_queue.status, SubmitStatus::Submitted);
+  ReleaseResult<Buffer> refused = validator.free_buffer(std::move(shared));
+  ASSERT_EQ(refused.status, ReleaseStatus::Rejected);
+  EXPECT_EQ(rules_of(validator), std::vector<Rule>{Rule::CallerReleaseWhilePinned});
+  this->retire(validator, std::move(on_own_queue.event));
+  this->retire(validator, std::move(on_other_queue.event));
+  EXPECT_TRUE(validator.free_buffer(std::move(refused.handle)).ok());
+  TypeParam::settle(validator.inner());
+  EXPECT_TRUE(validator.destroy_queue(std::move(other)).ok());
+  this->close(validator);
+  EXPECT_EQ(validator.finish(), 1U) << violation_report(validator);
+}
+
 }  // namespace
 }  // namespace quiesce::testing

@@ -165,5 +165,31 @@ TYPED_TEST(CaptureRules, WindowsMustBeBalanced) {
   TypeParam::settle(validator.inner());
 }
 
+TYPED_TEST(CaptureRules, SubmitInsideTheWindowIsTheBackendsToRefuse) {
+  // Not a caller rule (R13 lists sync, query and allocation; the conformance suite treats a submit on a
+  // capturing queue as a legal call that the backend answers Rejected): the validator forwards it and
+  // checks only the shape of the answer.
+  typename TestFixture::V validator;
+  this->open(validator);
+  ASSERT_TRUE(validator.begin_capture(this->queue).ok());
+  const UploadBatch upload(this->buffer.ref(), 8, 1);
+  SubmitResult during = validator.submit(this->queue, upload.batch(), SubmitOptions{});
+  if (during.event.valid()) {  // a backend that accepts it (TinyBackend does): the event is a normal one
+    TypeParam::settle(validator.inner());
+    Result<Executable> ended = validator.end_capture(this->queue);
+    ASSERT_TRUE(ended.ok());
+    EXPECT_TRUE(validator.destroy_executable(std::move(ended).value()).ok());
+    EXPECT_TRUE(is_terminal(validator.poll_event(during.event).state));
+    EXPECT_TRUE(validator.destroy_event(std::move(during.event)).ok());
+  } else {
+    EXPECT_EQ(during.status, SubmitStatus::Rejected);
+    Result<Executable> ended = validator.end_capture(this->queue);
+    ASSERT_TRUE(ended.ok());
+    EXPECT_TRUE(validator.destroy_executable(std::move(ended).value()).ok());
+  }
+  this->close(validator);
+  EXPECT_EQ(validator.finish(), 0U) << violation_report(validator);
+}
+
 }  // namespace
 }  // namespace quiesce::testing

@@ -27,10 +27,12 @@ inline constexpr BufferUsage kTransferUsage = BufferUsage::TransferSource | Buff
 
 // One buffer through a committed transaction (the only way to get an AllocationPermit).
 template <class B>
-Buffer allocate(B& backend, const Context& context, std::uint64_t bytes, BufferUsage usage = kAllBufferUsage) {
+Buffer allocate(B& backend, const Context& context, std::uint64_t bytes, BufferUsage usage = kAllBufferUsage,
+                QueueRef ordering_queue = {}) {
   MemoryBudget budget(std::uint64_t{1} << 40);
   ResourceTransaction<B> transaction(backend, context, budget, 1);
-  const Result<BufferRef> staged = transaction.allocate(BufferDesc{bytes, usage, AllocationMode::Direct, {}});
+  const AllocationMode mode = ordering_queue.valid() ? AllocationMode::StreamOrdered : AllocationMode::Direct;
+  const Result<BufferRef> staged = transaction.allocate(BufferDesc{bytes, usage, mode, ordering_queue});
   EXPECT_TRUE(staged.ok()) << (staged.ok() ? "" : describe_error(staged.error()));
   std::vector<Buffer> buffers = transaction.commit();
   EXPECT_EQ(buffers.size(), 1U);

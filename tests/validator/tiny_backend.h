@@ -93,7 +93,8 @@ class TinyBackend {
     if (lost(context.id())) return lost_error();
     std::uint64_t id = next_id_++;
     if (flaw_ == Flaw::CreatedHandleReused && !buffers_.empty()) id = buffers_.begin()->first;
-    buffers_[id] = BufferState{context.id(), permit.desc().usage, std::vector<std::byte>(permit.desc().bytes)};
+    buffers_[id] = BufferState{context.id(), permit.desc().usage, std::vector<std::byte>(permit.desc().bytes),
+                               permit.desc().mode == AllocationMode::StreamOrdered ? permit.desc().queue.id : 0};
     return Buffer(id, context.epoch());
   }
   Result<BufferInfo> buffer_info(const Buffer& buffer) {
@@ -131,6 +132,11 @@ class TinyBackend {
     }
     const std::uint64_t context = buffers_.at(buffer.id()).context;
     if (lost(context)) return ReleaseResult<Buffer>::indeterminate(lost_error());
+    // A stream-ordered free is ordered behind its queue's work: that work finishes first.
+    const std::uint64_t ordering_queue = buffers_.at(buffer.id()).ordering_queue;
+    for (auto& [id, event] : events_) {
+      if (ordering_queue != 0 && event.queue == ordering_queue) complete(event);
+    }
     buffers_.erase(buffer.id());
     return ReleaseResult<Buffer>::released();
   }
@@ -280,6 +286,7 @@ class TinyBackend {
     std::uint64_t context = 0;
     BufferUsage usage = BufferUsage::None;
     std::vector<std::byte> bytes;
+    std::uint64_t ordering_queue = 0;  // the queue of a stream-ordered buffer
   };
   // A command with its upload bytes copied: the batch's spans are borrowed only during submit.
   struct Owned {

@@ -147,8 +147,8 @@ class ContractChecker {
   void check_binding_target(BufferRef ref, BufferUsage needed, std::uint64_t offset, std::uint64_t bytes,
                             std::uint64_t context, QueueRef queue_ref);
   void check_resubmission(QueueShadow& queue, QueueRef queue_ref, Batch batch, const SubmitOptions& options);
-  void pin_batch(Batch batch, std::vector<PinRef>& pins, bool as_event);
-  void pin(PinRef ref, std::vector<PinRef>& pins, bool as_event);
+  void pin_batch(Batch batch, std::vector<PinRef>& pins, std::uint64_t event_queue);
+  void pin(PinRef ref, std::vector<PinRef>& pins, std::uint64_t event_queue);
   void unpin_list(std::uint32_t list, bool as_event);
   void register_event(QueueRef queue_ref, Batch batch, const SubmitOptions& options, const Event& event,
                       SubmitStatus status);

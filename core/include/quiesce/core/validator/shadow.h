@@ -47,7 +47,8 @@ struct BufferShadow {
   BufferUsage usage = BufferUsage::None;
   std::uint64_t context = 0;
   std::uint64_t bytes = 0;
-  std::uint32_t event_pins = 0;       // live events whose batch references it
+  std::uint64_t ordering_queue = 0;   // the queue of a stream-ordered buffer; 0 for a direct one
+  std::uint32_t event_pins = 0;       // live events (of other queues than ordering_queue) referencing it
   std::uint32_t executable_pins = 0;  // live executables (and open captures) that captured it
 };
 
