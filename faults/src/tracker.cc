@@ -39,9 +39,8 @@ void Tracker::adopt(HandleKind kind, std::uint64_t id, std::uint64_t context_id)
 std::uint64_t Tracker::context_of(HandleKind kind, std::uint64_t id) const {
   if (kind == HandleKind::Context) return id;
   if (kind == HandleKind::Event) return event_context(id);
-  const auto& owners = owners_[static_cast<std::uint32_t>(kind)];
-  const auto found = owners.find(id);
-  return found == owners.end() ? 0 : found->second;
+  const std::uint64_t* owner = owners_[static_cast<std::uint32_t>(kind)].find(id);
+  return owner == nullptr ? 0 : *owner;
 }
 
 void Tracker::forget(HandleKind kind, std::uint64_t id) {
@@ -65,14 +64,11 @@ EventTrack& Tracker::adopt_event(std::uint64_t id, std::uint64_t context_id, std
   return track;
 }
 
-EventTrack* Tracker::event(std::uint64_t id) {
-  const auto found = events_.find(id);
-  return found == events_.end() ? nullptr : &found->second;
-}
+EventTrack* Tracker::event(std::uint64_t id) { return id == 0 ? nullptr : events_.find(id); }
 
 std::uint64_t Tracker::event_context(std::uint64_t id) const {
-  const auto found = events_.find(id);
-  return found == events_.end() ? 0 : found->second.context_id;
+  const EventTrack* track = id == 0 ? nullptr : events_.find(id);
+  return track == nullptr ? 0 : track->context_id;
 }
 
 bool Tracker::lost(std::uint64_t context_id) const {
@@ -86,11 +82,11 @@ void Tracker::mark_lost(std::uint64_t context_id) {
 
 void Tracker::settle_queue(std::uint64_t queue_id) {
   // Order-independent: every matching event gets the same update.
-  for (auto& [id, track] : events_) {
-    if (track.queue_id != queue_id) continue;
+  events_.for_each([queue_id](EventTrack& track) {
+    if (track.queue_id != queue_id) return;
     track.settled = true;
     track.delay_polls_left = 0;
-  }
+  });
 }
 
 void Tracker::to_limbo(const LimboEntry& entry) {
@@ -125,9 +121,9 @@ void Tracker::forget_context(std::uint64_t context_id) {
   std::erase(lost_contexts_, context_id);
   std::erase_if(limbo_, [context_id](const LimboEntry& entry) { return entry.context_id == context_id; });
   for (auto& owners : owners_) {
-    std::erase_if(owners, [context_id](const auto& owner) { return owner.second == context_id; });
+    owners.erase_if([context_id](std::uint64_t, std::uint64_t owner) { return owner == context_id; });
   }
-  std::erase_if(events_, [context_id](const auto& event) { return event.second.context_id == context_id; });
+  events_.erase_if([context_id](std::uint64_t, const EventTrack& track) { return track.context_id == context_id; });
 }
 
 }  // namespace quiesce::faults

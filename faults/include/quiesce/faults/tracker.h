@@ -6,16 +6,17 @@
 // - the limbo: handles whose release the injector reported Indeterminate without doing it. They are really
 //   released before their queue or context is destroyed, at discard_context, or when the Injector ends, so
 //   nothing leaks in the inner backend.
-// Lookups use hash maps by handle id; nothing iterates them in an order that reaches an outcome.
+// Lookups use flat hash maps by handle id (IdMap); nothing iterates them in an order that reaches an
+// outcome. A pointer from event() stays valid until the next adopt_event.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "quiesce/core/outcome.h"
+#include "quiesce/faults/id_map.h"
 
 namespace quiesce::faults {
 
@@ -72,8 +73,8 @@ class Tracker {
   void forget_context(std::uint64_t context_id);
 
  private:
-  std::array<std::unordered_map<std::uint64_t, std::uint64_t>, kHandleKindCount> owners_;
-  std::unordered_map<std::uint64_t, EventTrack> events_;
+  std::array<IdMap<std::uint64_t>, kHandleKindCount> owners_;
+  IdMap<EventTrack> events_;
   std::vector<std::uint64_t> lost_contexts_;
   std::vector<LimboEntry> limbo_;
 };
