@@ -11,7 +11,7 @@
 namespace quiesce::properties {
 namespace {
 
-constexpr std::uint64_t kDeviceMemoryMax = std::uint64_t{8} << 30U;
+constexpr std::uint64_t kDeviceMemoryMax = std::uint64_t{4} << 30U;  // host pages a replay may touch
 constexpr std::uint64_t kOperationsMax = 10'000'000;
 constexpr std::size_t kConfigLinesMax = 256;
 

@@ -277,7 +277,11 @@ Json record_json(const Record& record) {
 
 TraceResult<TraceHeader> parse_header(const Json& line) {
   const auto error = [](const std::string& what) { return TraceError{what, TraceError::Where::Line, 1}; };
-  if (!line.is_object() || line.value("type", "") != "header" || line.value("format", "") != kFormatName) {
+  const auto is_text = [&line](const char* key, std::string_view expected) {
+    const auto found = line.find(key);
+    return found != line.end() && found->is_string() && found->get_ref<const std::string&>() == expected;
+  };
+  if (!line.is_object() || !is_text("type", "header") || !is_text("format", kFormatName)) {
     return error("this is not a quiesce JSON Lines trace: the first line is not a header object with \"format\": \"quiesce-trace\"");
   }
   const auto version = line.find("format_version");
