@@ -115,13 +115,13 @@ FiberEnv::Thread FiberEnv::spawn(std::string name, std::function<void()> body) {
   runnable_.push_back(id);
   ++live_;
   schedule_.on_spawn(id);
-  if (in_fiber()) reschedule();  // the child may run before the parent continues
+  if (in_fiber()) switch_point();  // the child may run before the parent continues
   return Thread(id);
 }
 
 void FiberEnv::yield() {
   if (!in_fiber() || tearing_down_) return;
-  reschedule();
+  switch_point();
 }
 
 void FiberEnv::sleep_until(std::uint64_t time_ns) {
@@ -131,7 +131,7 @@ void FiberEnv::sleep_until(std::uint64_t time_ns) {
   }
   if (tearing_down_) return;
   if (time_ns <= clock_->now_ns()) {
-    reschedule();
+    switch_point();
     return;
   }
   Fiber& self = *current_;
@@ -170,8 +170,10 @@ void FiberEnv::join(Thread& thread) {
     self.wait = FiberWait::Join;
     self.wait_join = target.id;
     block_current();
+    reschedule();
+  } else {
+    switch_point();
   }
-  reschedule();
   assert(target.wait == FiberWait::Finished);
   thread = Thread{};
 }
@@ -202,6 +204,14 @@ Result<RunSummary, RunFailure> FiberEnv::run() {
   active_env = outer_active_;
   if (failure_) return *failure_;
   return summary();
+}
+
+// A switch point where the fiber need not block. Skipped while an exception propagates on this fiber: a
+// destructor releasing a lock during unwinding must not let another fiber throw or catch meanwhile, since
+// the C++ runtime keeps one exception state per OS thread, not per fiber.
+void FiberEnv::switch_point() {
+  if (std::uncaught_exceptions() > 0) return;
+  reschedule();
 }
 
 void FiberEnv::reschedule() {
@@ -254,6 +264,11 @@ FiberEnv::Fiber* FiberEnv::finish_current() {
   Fiber& self = *current_;
   assert(&self != main_.get());
   assert(self.wait == FiberWait::None);
+  if (!self.held.empty()) {
+    fail(RunFailureKind::Misuse, "fiber " + describe_fiber(self.id) + " finished while holding mutex #" +
+                                     std::to_string(number(self.held.front()->object_id_)) +
+                                     ", which no other fiber can ever take");
+  }
   block_current();
   self.wait = FiberWait::Finished;
   --live_;
@@ -354,7 +369,7 @@ bool FiberEnv::device_wait(std::uint64_t deadline_ns, bool (*done)(const void* c
   assert(done != nullptr);
   if (!in_fiber()) return ClockWaiter(*clock_).wait_until(deadline_ns, done, context);
   if (tearing_down_) return done(context);
-  reschedule();  // a blocking device call is a switch point even when it does not block
+  switch_point();  // a blocking device call is a switch point even when it does not block
   // Each round blocks until done() may have changed or the deadline passed; the step bound ends the run
   // if it never settles.
   while (!done(context)) {

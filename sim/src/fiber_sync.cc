@@ -38,7 +38,7 @@ void FiberEnv::Mutex::lock() {
 bool FiberEnv::Mutex::try_lock() {
   FiberEnv* env = active();
   const bool in_fiber = env != nullptr && env->in_fiber();
-  if (in_fiber) env->reschedule();  // a switch point, as lock() is
+  if (in_fiber) env->switch_point();  // a switch point, as lock() is
   if (owner_ != kNoFiber) return false;
   owner_ = kHeldOutsideFibers;
   if (in_fiber) {
@@ -101,7 +101,7 @@ void FiberEnv::mutex_lock(Mutex& mutex) {
     reschedule();
     return;
   }
-  reschedule();  // the switch point before acquiring
+  switch_point();  // the switch point before acquiring
   mutex_acquire_blocking(mutex);
 }
 
@@ -135,7 +135,7 @@ void FiberEnv::mutex_unlock(Mutex& mutex) {
     return;
   }
   mutex_release(mutex);
-  reschedule();  // the switch point after releasing
+  switch_point();  // the switch point after releasing
 }
 
 void FiberEnv::mutex_release(Mutex& mutex) {
@@ -185,7 +185,7 @@ void FiberEnv::condition_notify(CondVar& condition, bool all) {
     ++woken;
   }
   assert(woken <= fibers_.size());
-  reschedule();  // notify is a switch point: the woken fiber may run before the notifier continues
+  switch_point();  // notify is a switch point: the woken fiber may run before the notifier continues
 }
 
 }  // namespace quiesce::sim

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include "quiesce/sim/fiber_env.h"
@@ -167,6 +168,46 @@ TEST(FailureReport, TheStepBoundCountsEachRunOnItsOwn) {
     });
     auto result = env.run();
     ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.error().report();
+  }
+}
+
+TEST(FailureReport, FinishingWhileHoldingAMutexIsMisuse) {
+  VirtualClock clock;
+  FiberEnv env(clock, Schedule::from_seed(9));
+  FiberEnv::Mutex mutex("forgotten");
+  env.spawn("leaker", [&] { mutex.lock(); });
+  auto result = env.run();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().kind, RunFailureKind::Misuse);
+  EXPECT_TRUE(contains(result.error().message, "fiber 0 'leaker' finished while holding mutex #1"))
+      << result.error().report();
+}
+
+TEST(FailureReport, AnExceptionThroughAHeldLockDoesNotSwitchWhileUnwinding) {
+  // The thrower's unique_lock releases the mutex during unwinding; the waiters are woken but must not run
+  // until the exception has reached the fiber's entry, where the run ends with FiberThrew.
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    VirtualClock clock;
+    FiberEnv env(clock, Schedule::from_seed(seed));
+    FiberEnv::Mutex mutex("state");
+    int entered_after_throw = 0;
+    bool thrown = false;
+    env.spawn("thrower", [&] {
+      std::unique_lock<FiberEnv::Mutex> lock(mutex);
+      env.yield();
+      thrown = true;
+      throw std::runtime_error("planted");
+    });
+    for (int waiter = 0; waiter < 2; ++waiter) {
+      env.spawn([&] {
+        std::unique_lock<FiberEnv::Mutex> lock(mutex);
+        if (thrown) ++entered_after_throw;
+      });
+    }
+    auto result = env.run();
+    ASSERT_FALSE(result.ok()) << "seed " << seed;
+    EXPECT_EQ(result.error().kind, RunFailureKind::FiberThrew) << result.error().report();
+    EXPECT_EQ(entered_after_throw, 0) << "seed " << seed << ": a fiber ran while the exception propagated";
   }
 }
 

@@ -216,6 +216,7 @@ class FiberEnv {
   bool in_fiber() const;
 
   // Scheduling core (fiber_env.cc).
+  void switch_point();
   void reschedule();
   Fiber* pick_next();
   void switch_to(Fiber* next);
