@@ -50,7 +50,7 @@ TEST(DifferentialScript, TheSimulatorAgreesWithItselfAndAPlantedDifferenceIsCaug
     reads += record.bytes.empty() ? 0 : 1;
     EXPECT_NE(record.what, "simulator oracle finding") << record.outcome;
     if (record.what.rfind("terminal", 0) == 0) {
-      EXPECT_EQ(record.outcome, "Complete") << record.what;
+      EXPECT_EQ(record.outcome, "complete") << record.what;
     }
   }
   EXPECT_GT(reads, 5U);
