@@ -11,13 +11,6 @@ template <class F>
 class ConformanceCapabilities : public ConformanceBase<F> {};
 TYPED_TEST_SUITE_P(ConformanceCapabilities);
 
-// An error that a missing capability must produce: Unsupported (unless a fault was injected).
-inline void expect_unsupported(const Error& error) {
-  if (!error.injected) {
-    EXPECT_EQ(error.kind, ErrorKind::Unsupported) << "a missing capability must answer Unsupported";
-  }
-}
-
 // Checks one cancellation outcome against the event's terminal: won means Cancelled; lost (Busy) means a
 // normal terminal; without EventCancellation the answer is Unsupported (R8).
 template <class F>

@@ -137,14 +137,17 @@ TYPED_TEST_P(ConformanceMisuse, SynchronizeInsideACaptureInvalidatesIt) {
   });
 }
 
-// A submit on a capturing queue is rejected: nothing runs and nothing joins the capture; the window
+// A submit on a capturing queue (a caller violation: capture() records, submit runs) is rejected: nothing runs and nothing joins the capture; the window
 // still ends normally.
 TYPED_TEST_P(ConformanceMisuse, SubmitOnACapturingQueueIsRejected) {
   this->guarded([&](Harness<TypeParam>& h) {
     World world = h.open_world(1);
     if (!h.has(Capability::ReusableExecutables)) {
+      const Status begun = h.backend().begin_capture(world.queue());
+      ASSERT_FALSE(begun.ok()) << "begin_capture succeeded without the ReusableExecutables capability";
+      expect_unsupported(begun.error());
       h.close_world(world);
-      return;  // nothing to capture: CaptureRecordsAndReplayRuns checks the Unsupported answer
+      return;
     }
     constexpr std::uint64_t kBytes = 64;
     const BufferRef target = h.add_buffer(world, kBytes);
@@ -157,6 +160,7 @@ TYPED_TEST_P(ConformanceMisuse, SubmitOnACapturingQueueIsRejected) {
     SubmitResult during = h.submit_once(world.queue(), batch, {.invocation = h.next_invocation()});
     EXPECT_EQ(during.status, SubmitStatus::Rejected) << "a submit on a capturing queue was "
                                                      << to_string(during.status);
+    EXPECT_TRUE(h.backend().queue_state(world.queue()).capturing) << "a refused submit ended the capture";
     Result<Executable> ended = h.backend().end_capture(world.queue());
     if (during.event.valid()) (void)h.finish(std::move(during.event));
     if (ended.ok()) (void)h.destroy(std::move(ended).value());

@@ -140,6 +140,13 @@ inline LaunchDims dims_for_bytes(std::uint64_t bytes) {
   return dims;
 }
 
+// An error that a missing capability must produce: Unsupported (unless a fault was injected).
+inline void expect_unsupported(const Error& error) {
+  if (!error.injected) {
+    EXPECT_EQ(error.kind, ErrorKind::Unsupported) << "a missing capability must answer Unsupported";
+  }
+}
+
 // ---- one context and its children ----
 
 struct World {
