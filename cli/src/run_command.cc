@@ -1,4 +1,9 @@
-// quiesce run: a seeded workload on the simulated device; prints what it did, then the verdict lines.
+// quiesce run: the default fault campaign on the simulated device, or one seed of it in detail.
+//
+// Without --seed it is a campaign over --seeds (default 0..249) of engine workloads under the `default`
+// fault plan with swarm testing, sized to finish in about a minute on two cores. With --seed it runs that
+// one case and prints everything it did. Either way the last lines are `violations:`, `findings:` and
+// `digest:`. --trace and --check-determinism record the raw contract workload for the seed (traces/).
 #include <iostream>
 #include <memory>
 
@@ -6,66 +11,121 @@
 #include "exit_status.h"
 #include "plan_option.h"
 #include "quiesce/core/digest.h"
-#include "quiesce/core/validator.h"
-#include "quiesce/faults/injector.h"
-#include "quiesce/properties/raw_workload.h"
-#include "quiesce/sim/device.h"
+#include "quiesce/properties/cases.h"
+#include "quiesce/properties/replay.h"
+#include "quiesce/sim/config.h"
+#include "quiesce/traces/commands.h"
 
 namespace quiesce::cli {
 namespace {
 
 struct RunOptions {
-  std::uint64_t seed = 1;
-  std::uint32_t operations = 2000;
-  std::uint32_t queues = 3;
-  std::string faults = "none";
+  std::optional<std::uint64_t> seed;
+  std::string seeds = "0..249";
+  std::uint32_t operations = 1000;
+  std::uint32_t jobs = 2;
+  std::string faults = "default";
+  std::string workload = "engine";
+  bool no_swarm = false;
+  std::string trace;
+  std::string encoding = "binary";
+  bool check_determinism = false;
 };
 
-int run_once(const RunOptions& options, std::ostream& out, std::ostream& err) {
+void print_verdict(std::uint64_t violations, std::uint64_t findings, std::uint64_t digest, std::ostream& out) {
+  out << "violations: " << violations << "\n";
+  out << "findings: " << findings << "\n";
+  out << "digest: " << to_hex(digest) << "\n";
+}
+
+int run_recorded(const RunOptions& options, std::ostream& out, std::ostream& err) {
+  std::optional<properties::RunConfig> config =
+      properties::make_run_config(options.seed.value_or(1), options.faults, options.operations);
+  if (!config) {
+    err << "quiesce run: --trace and --check-determinism take a built-in plan (none, default, all), not '"
+        << options.faults << "'\n";
+    return kExitBadInput;
+  }
+  if (options.check_determinism) return properties::determinism_command(*config, out, err);
+  const std::optional<traces::Encoding> encoding = traces::encoding_from_string(options.encoding);
+  if (!encoding) {
+    err << "quiesce run: --encoding must be binary or jsonl, not '" << options.encoding << "'\n";
+    return kExitBadInput;
+  }
+  return properties::record_command(*config, options.trace, *encoding, out, err);
+}
+
+int run_command(const RunOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.trace.empty() || options.check_determinism) return run_recorded(options, out, err);
   Result<faults::Plan, std::string> plan = load_plan(options.faults);
   if (!plan.ok()) {
     err << "quiesce run: " << plan.error() << "\n";
     return kExitBadInput;
   }
-  sim::Config config;
-  config.seed = options.seed;
-  out << "quiesce run: raw contract workload on Validator<Injector<sim::Device>>\n" << sim::describe(config)
-      << "# fault plan\n" << faults::to_text(plan.value());
-  sim::Device device(config);
-  Validator<faults::Injector<sim::Device>> stack(ValidatorOptions{ViolationMode::CollectAll}, device,
-                                                std::move(plan).value(), Prng(options.seed).derive("faults"));
-  properties::RawWorkloadOptions workload;
-  workload.seed = options.seed;
-  workload.operations = options.operations;
-  workload.queues = options.queues;
-  workload.on_liveness = [&stack] { stack.inner().set_injecting(false); };
-  Digest digest;
-  const properties::RawWorkloadStats stats = properties::run_raw_workload(stack, workload, digest);
-  const std::uint64_t violations = stack.finish();
-  properties::print_stats(stats, out);
-  out << "injected faults: " << stack.inner().injected().size() << "\n";
-  for (const Violation& violation : stack.violations()) out << "violation: " << stack.describe(violation) << "\n";
-  for (const sim::Finding& finding : device.findings()) {
-    out << "finding: " << sim::to_string(finding.kind) << ": " << finding.message << "\n";
+  properties::CaseOptions case_options;
+  case_options.plan = plan.value();
+  case_options.workload = options.workload == "raw" ? properties::WorkloadKind::Raw : properties::WorkloadKind::Engine;
+  case_options.swarm = !options.no_swarm;
+  case_options.operations = options.operations;
+  out << "quiesce run: " << options.workload << " workload on Validator<Injector<sim::Device>>, fault plan "
+      << options.faults << (case_options.swarm ? " with swarm testing" : "") << ", " << options.operations
+      << " operations per case\n";
+  if (options.seed) {
+    sim::Config config;
+    config.seed = *options.seed;
+    out << sim::describe(config) << "# fault plan\n" << faults::to_text(plan.value());
+    case_options.detail = &out;
+    const properties::CaseResult result = properties::run_case(*options.seed, case_options);
+    for (const properties::Failure& failure : result.failures) {
+      out << "failed: " << properties::invariant_id(failure.invariant) << ": " << failure.message << "\n";
+    }
+    print_verdict(result.violations, result.findings, result.digest, out);
+    return result.passed() ? kExitHeld : kExitFailed;
   }
-  digest.add(device.digest());
-  out << "violations: " << violations << "\n";
-  out << "findings: " << device.findings().size() << "\n";
-  out << "digest: " << digest.hex() << "\n";
-  return stats.clean() && violations == 0 && device.findings().empty() ? kExitHeld : kExitFailed;
+  Result<properties::SeedRange, std::string> seeds = properties::parse_seed_range(options.seeds);
+  if (!seeds.ok()) {
+    err << "quiesce run: --seeds: " << seeds.error() << "\n";
+    return kExitBadInput;
+  }
+  properties::CampaignOptions campaign;
+  campaign.name = "run";
+  campaign.seeds = seeds.value();
+  campaign.jobs = options.jobs;
+  campaign.probes_expected = properties::standard_probes();
+  campaign.progress = &out;
+  const properties::CampaignReport report =
+      properties::run_campaign(campaign, [&case_options](std::uint64_t seed) { return properties::run_case(seed, case_options); });
+  properties::print_summary(report, out);
+  std::uint64_t violations = 0;
+  std::uint64_t findings = 0;
+  Digest digest;
+  for (const properties::CaseResult& result : report.cases) {
+    violations += result.violations;
+    findings += result.findings;
+    digest.add(result.digest);
+  }
+  print_verdict(violations, findings, digest.value(), out);
+  return report.failures() == 0 ? kExitHeld : kExitFailed;
 }
 
 }  // namespace
 
 void add_run_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<RunOptions>();
-  CLI::App* run = app.add_subcommand("run", "Run a seeded workload on the simulated device and judge it");
-  run->add_option("--seed", options->seed, "The seed that selects the run (any unsigned 64-bit integer)");
-  run->add_option("--operations", options->operations, "Operations in the workload")
-      ->check(CLI::Range(1U, 10'000'000U));
-  run->add_option("--queues", options->queues, "Queues the workload submits to")->check(CLI::Range(1U, 16U));
+  CLI::App* run = app.add_subcommand("run", "The default fault campaign on the simulated device, or one seed of it");
+  run->add_option("--seed", options->seed, "Run only this seed, and print everything it did");
+  run->add_option("--seeds", options->seeds, "The campaign's seed range A..B (inclusive)");
+  run->add_option("--operations", options->operations, "Operations per case")->check(CLI::Range(1U, 10'000'000U));
+  run->add_option("--jobs", options->jobs, "Cases run in parallel")->check(CLI::Range(1U, 256U));
   run->add_option("--faults", options->faults, "Fault plan: none, default, all, or a plan file (docs/faults.md)");
-  run->callback([options, &result] { result.status = run_once(*options, std::cout, std::cerr); });
+  run->add_option("--workload", options->workload, "engine (the reference engine) or raw (the raw contract workload)")
+      ->check(CLI::IsMember({"engine", "raw"}));
+  run->add_flag("--no-swarm", options->no_swarm, "Keep every fault family of the plan on in every case");
+  run->add_option("--trace", options->trace, "Record the raw workload of --seed into this trace file");
+  run->add_option("--encoding", options->encoding, "Trace encoding for --trace: binary or jsonl");
+  run->add_flag("--check-determinism", options->check_determinism,
+                "Record the raw workload of --seed twice and compare the traces byte for byte");
+  run->callback([options, &result] { result.status = run_command(*options, std::cout, std::cerr); });
 }
 
 }  // namespace quiesce::cli

@@ -29,6 +29,7 @@ nlohmann::json case_to_json(const CaseResult& result) {
   }
   nlohmann::json json = {{"seed", result.seed},       {"passed", result.passed()},
                          {"digest", result.digest},   {"operations", result.operations},
+                         {"violations", result.violations}, {"findings", result.findings},
                          {"failures", failures},      {"probes", result.probes_hit}};
   if (!result.replay_command.empty()) json["replay"] = result.replay_command;
   return json;
@@ -78,6 +79,8 @@ Result<CampaignReport, std::string> report_from_json(const nlohmann::json& json)
       result.seed = item.at("seed").get<std::uint64_t>();
       result.digest = item.at("digest").get<std::uint64_t>();
       result.operations = item.at("operations").get<std::uint64_t>();
+      result.violations = item.at("violations").get<std::uint64_t>();
+      result.findings = item.at("findings").get<std::uint64_t>();
       result.probes_hit = item.at("probes").get<std::vector<std::string>>();
       if (item.contains("replay")) result.replay_command = item.at("replay").get<std::string>();
       for (const auto& failure : item.at("failures")) {

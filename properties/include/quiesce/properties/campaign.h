@@ -43,6 +43,8 @@ struct CaseResult {
   std::vector<Failure> failures;
   std::uint64_t digest = 0;
   std::uint64_t operations = 0;
+  std::uint64_t violations = 0;  // contract violations the Validator reported
+  std::uint64_t findings = 0;    // ground-truth findings of the simulator's oracle
   std::vector<std::string> probes_hit;  // names of the coverage probes this case reached
   std::string replay_command;           // how to replay the minimal trace of a failure, when one was written
 

@@ -1,0 +1,40 @@
+// One campaign case: a seeded workload on Validator<Injector<sim::Device>> and its verdict, with every
+// check it makes mapped to the invariant of DESIGN §7 it proves (validator rules, oracle findings, the
+// workload's data checks and the shutdown report), and the coverage probes it reached.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "quiesce/core/validator/violation.h"
+#include "quiesce/faults/plan.h"
+#include "quiesce/properties/campaign.h"
+#include "quiesce/sim/oracle.h"
+
+namespace quiesce::properties {
+
+enum class WorkloadKind : std::uint8_t {
+  Engine,  // the reference engine (quiesce::Engine) under FiberEnv
+  Raw,     // the raw contract workload (raw_workload.h)
+};
+
+struct CaseOptions {
+  WorkloadKind workload = WorkloadKind::Engine;
+  faults::Plan plan = faults::Plan::standard();
+  bool swarm = true;                  // switch fault families off per seed (swarm testing)
+  std::uint32_t operations = 1000;
+  std::uint32_t determinism_every = 16;  // every n-th seed runs twice and must give the same digest (R20)
+  std::ostream* detail = nullptr;     // when set, the whole report of the case is written here
+};
+
+Invariant invariant_of(Rule rule);
+Invariant invariant_of(sim::FindingKind kind);
+
+// The coverage probes a campaign reports as reached or never reached.
+const std::vector<std::string>& standard_probes();
+
+CaseResult run_case(std::uint64_t seed, const CaseOptions& options);
+
+}  // namespace quiesce::properties
