@@ -121,7 +121,9 @@ FiberEnv::Thread FiberEnv::spawn(std::string name, std::function<void()> body) {
 
 void FiberEnv::yield() {
   if (!in_fiber() || tearing_down_) return;
-  switch_point();
+  // Not switch_point(): yield is the hot path, and an explicit yield during unwinding is the caller's
+  // choice, unlike the unlock a unique_lock's destructor makes.
+  reschedule();
 }
 
 void FiberEnv::sleep_until(std::uint64_t time_ns) {
