@@ -243,13 +243,24 @@ class BinaryIn {
 
  private:
   bool need(const char* key, std::uint64_t bytes) {
+    if (!failed_ && static_cast<std::uint64_t>(state_.end - state_.cursor) >= bytes) [[likely]] return true;
+    return need_failed(key, bytes);
+  }
+  bool need_failed(const char* key, std::uint64_t bytes) {
     if (failed_) return false;
     const auto left = static_cast<std::uint64_t>(state_.end - state_.cursor);
-    if (left >= bytes) return true;
     fail_at(state_.cursor, key, "is truncated: expected " + std::to_string(bytes) + " bytes, found " + std::to_string(left));
     return false;
   }
   bool varint(const char* key, std::uint64_t& value) {
+    // Most varints are one byte: ids are deltas, sizes and statuses are small.
+    if (!failed_ && state_.cursor != state_.end && (static_cast<std::uint8_t>(*state_.cursor) & 0x80U) == 0) [[likely]] {
+      value = static_cast<std::uint8_t>(*state_.cursor++);
+      return true;
+    }
+    return varint_long(key, value);
+  }
+  bool varint_long(const char* key, std::uint64_t& value) {
     const std::byte* start = state_.cursor;
     std::uint64_t result = 0;
     for (unsigned shift = 0; shift < 70; shift += 7) {

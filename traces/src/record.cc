@@ -160,31 +160,46 @@ std::string_view name_of(Access value) {
   return "unknown-access";
 }
 
+// Field by field rather than `call = CallRecord{}`: decoding calls this once per record, and rebuilding the
+// whole struct (and freeing its buffers) was a quarter of the decode time.
 void reset(Record& record) {
   record.kind = RecordKind::Call;
   CallRecord& call = record.call;
-  std::vector<CommandRecord> commands = std::move(call.commands);
-  std::vector<std::uint64_t> layout = std::move(call.layout);
-  std::vector<std::byte> data = std::move(call.data);
-  std::vector<std::uint64_t> outputs = std::move(call.outputs);
-  std::string name = std::move(call.name);
-  std::string what = std::move(call.error.what);
-  std::string output_text = std::move(call.output_text);
-  call = CallRecord{};
-  commands.clear();
-  layout.clear();
-  data.clear();
-  outputs.clear();
-  name.clear();
-  what.clear();
-  output_text.clear();
-  call.commands = std::move(commands);
-  call.layout = std::move(layout);
-  call.data = std::move(data);
-  call.outputs = std::move(outputs);
-  call.name = std::move(name);
-  call.error.what = std::move(what);
-  call.output_text = std::move(output_text);
+  call.op = Op::DeviceInfo;
+  call.subject = 0;
+  call.offset = 0;
+  call.size = 0;
+  call.timeout_ns = 0;
+  call.flags = 0;
+  call.priority = 0;
+  call.mode = 0;
+  call.queue = 0;
+  call.name.clear();
+  call.payload_hash = 0;
+  call.payload_bytes = 0;
+  call.resident_bytes = 0;
+  call.admission_timeout_ns = 0;
+  call.timing_requested = false;
+  call.invocation = 0;
+  call.commands.clear();
+  call.layout.clear();
+  call.data.clear();
+  call.status = 0;
+  call.has_error = false;
+  call.error.kind = ErrorKind::Internal;
+  call.error.domain = NativeDomain::None;
+  call.error.native_code = 0;
+  call.error.injected = false;
+  call.error.retryable = false;
+  call.error.what.clear();
+  call.result_id = 0;
+  call.result_epoch = 0;
+  call.commands_enqueued = 0;
+  call.state = EventState::Pending;
+  call.timing.reset();
+  call.data_hash = 0;
+  call.outputs.clear();
+  call.output_text.clear();
   NoteRecord& note = record.note;
   note.call_index = 0;
   note.value = 0;
