@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "quiesce 0.1.0");
   quiesce::cli::CommandResult result;
   quiesce::cli::add_run_command(app, result);
+  quiesce::cli::add_campaign_commands(app, result);
+  quiesce::cli::add_trace_commands(app, result);
+  quiesce::cli::add_cuda_commands(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -1,0 +1,153 @@
+// quiesce campaign: a seed range of cases, in parallel jobs and GoogleTest shards, with JSON and JUnit
+// reports in an output folder; quiesce merge joins shard reports into one.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "exit_status.h"
+#include "plan_option.h"
+#include "quiesce/core/digest.h"
+#include "quiesce/properties/cases.h"
+
+namespace quiesce::cli {
+namespace {
+
+struct CampaignFlags {
+  std::string seeds = "0..999";
+  std::uint32_t jobs = 2;
+  std::uint32_t operations = 1000;
+  std::string faults = "default";
+  std::string workload = "engine";
+  bool no_swarm = false;
+  std::string out = "quiesce-campaign";
+};
+
+bool write_file(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
+  std::ofstream file(path);
+  file << text;
+  if (!file) {
+    err << "quiesce: cannot write " << path.string() << "\n";
+    return false;
+  }
+  return true;
+}
+
+std::string shard_suffix(const properties::Shard& shard) {
+  return shard.total == 1 ? "" : "-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.total);
+}
+
+int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream& err) {
+  Result<faults::Plan, std::string> plan = load_plan(flags.faults);
+  if (!plan.ok()) {
+    err << "quiesce campaign: " << plan.error() << "\n";
+    return kExitBadInput;
+  }
+  Result<properties::SeedRange, std::string> seeds = properties::parse_seed_range(flags.seeds);
+  if (!seeds.ok()) {
+    err << "quiesce campaign: --seeds: " << seeds.error() << "\n";
+    return kExitBadInput;
+  }
+  Result<properties::Shard, std::string> shard = properties::shard_from_environment();
+  if (!shard.ok()) {
+    err << "quiesce campaign: " << shard.error() << "\n";
+    return kExitBadInput;
+  }
+  std::error_code error;
+  std::filesystem::create_directories(flags.out, error);
+  if (error) {
+    err << "quiesce campaign: cannot create the output folder " << flags.out << ": " << error.message() << "\n";
+    return kExitBadInput;
+  }
+  properties::CaseOptions case_options;
+  case_options.plan = plan.value();
+  case_options.workload = flags.workload == "raw" ? properties::WorkloadKind::Raw : properties::WorkloadKind::Engine;
+  case_options.swarm = !flags.no_swarm;
+  case_options.operations = flags.operations;
+  properties::CampaignOptions options;
+  options.name = "campaign " + flags.workload + " " + flags.faults;
+  options.seeds = seeds.value();
+  options.shard = shard.value();
+  options.jobs = flags.jobs;
+  options.probes_expected = properties::standard_probes();
+  options.progress = &out;
+  options.progress_is_terminal = ::isatty(STDOUT_FILENO) != 0;
+  const properties::CampaignReport report = properties::run_campaign(
+      options, [&case_options](std::uint64_t seed) { return properties::run_case(seed, case_options); });
+  properties::print_summary(report, out);
+  const std::filesystem::path folder(flags.out);
+  const std::string suffix = shard_suffix(shard.value());
+  if (!write_file(folder / ("summary" + suffix + ".json"), properties::to_json(report).dump(2) + "\n", err) ||
+      !write_file(folder / ("junit" + suffix + ".xml"), properties::to_junit(report), err)) {
+    return kExitBadInput;
+  }
+  for (const properties::CaseResult& result : report.cases) {
+    if (!result.passed()) {
+      out << "replay seed " << result.seed << ": quiesce run --seed " << result.seed << " --faults " << flags.faults
+          << " --workload " << flags.workload << " --operations " << flags.operations
+          << (flags.no_swarm ? " --no-swarm" : "") << "\n";
+    }
+  }
+  out << "reports: " << (folder / ("summary" + suffix + ".json")).string() << ", "
+      << (folder / ("junit" + suffix + ".xml")).string() << "\n";
+  return report.failures() == 0 ? kExitHeld : kExitFailed;
+}
+
+int merge_command(const std::vector<std::string>& inputs, const std::string& output, std::ostream& out,
+                  std::ostream& err) {
+  std::vector<properties::CampaignReport> reports;
+  for (const std::string& input : inputs) {
+    std::ifstream file(input);
+    if (!file) {
+      err << "quiesce merge: cannot read " << input << "\n";
+      return kExitBadInput;
+    }
+    nlohmann::json json = nlohmann::json::parse(file, nullptr, false);
+    if (json.is_discarded()) {
+      err << "quiesce merge: " << input << " is not JSON\n";
+      return kExitBadInput;
+    }
+    Result<properties::CampaignReport, std::string> report = properties::report_from_json(json);
+    if (!report.ok()) {
+      err << "quiesce merge: " << input << ": " << report.error() << "\n";
+      return kExitBadInput;
+    }
+    reports.push_back(std::move(report).value());
+  }
+  Result<properties::CampaignReport, std::string> merged = properties::merge_reports(std::move(reports));
+  if (!merged.ok()) {
+    err << "quiesce merge: " << merged.error() << "\n";
+    return kExitBadInput;
+  }
+  if (!write_file(output, properties::to_json(merged.value()).dump(2) + "\n", err)) return kExitBadInput;
+  properties::print_summary(merged.value(), out);
+  return merged.value().failures() == 0 ? kExitHeld : kExitFailed;
+}
+
+}  // namespace
+
+void add_campaign_commands(CLI::App& app, CommandResult& result) {
+  auto flags = std::make_shared<CampaignFlags>();
+  CLI::App* campaign = app.add_subcommand(
+      "campaign", "Run a seed range of cases; shards follow GTEST_TOTAL_SHARDS and GTEST_SHARD_INDEX");
+  campaign->add_option("--seeds", flags->seeds, "Seed range A..B (inclusive)");
+  campaign->add_option("--jobs", flags->jobs, "Cases run in parallel")->check(CLI::Range(1U, 256U));
+  campaign->add_option("--operations", flags->operations, "Operations per case")->check(CLI::Range(1U, 10'000'000U));
+  campaign->add_option("--faults", flags->faults, "Fault plan: none, default, all, or a plan file");
+  campaign->add_option("--workload", flags->workload, "engine or raw")->check(CLI::IsMember({"engine", "raw"}));
+  campaign->add_flag("--no-swarm", flags->no_swarm, "Keep every fault family of the plan on in every case");
+  campaign->add_option("--out", flags->out, "Output folder for summary.json and junit.xml");
+  campaign->callback([flags, &result] { result.status = campaign_command(*flags, std::cout, std::cerr); });
+
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>("merged.json");
+  CLI::App* merge = app.add_subcommand("merge", "Join the shard reports of one campaign into one report");
+  merge->add_option("reports", *inputs, "Shard summary JSON files")->required();
+  merge->add_option("-o,--output", *output, "The merged report");
+  merge->callback([inputs, output, &result] { result.status = merge_command(*inputs, *output, std::cout, std::cerr); });
+}
+
+}  // namespace quiesce::cli
