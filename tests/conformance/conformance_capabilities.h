@@ -210,6 +210,39 @@ TYPED_TEST_P(ConformanceCapabilities, CaptureRecordsAndReplayRuns) {
   });
 }
 
+// A submit on a capturing queue is the backend's to refuse (capture() records, submit runs): it is
+// rejected, nothing runs and nothing joins the capture; the window stays open and still ends normally.
+TYPED_TEST_P(ConformanceCapabilities, SubmitOnACapturingQueueIsRejected) {
+  this->guarded([&](Harness<TypeParam>& h) {
+    World world = h.open_world(1);
+    if (!h.has(Capability::ReusableExecutables)) {
+      const Status begun = h.backend().begin_capture(world.queue());
+      ASSERT_FALSE(begun.ok()) << "begin_capture succeeded without the ReusableExecutables capability";
+      expect_unsupported(begun.error());
+      h.close_world(world);
+      return;
+    }
+    constexpr std::uint64_t kBytes = 64;
+    const BufferRef target = h.add_buffer(world, kBytes);
+    const std::vector<std::byte> before(kBytes, std::byte{0});
+    h.write(world.buffer(target), 0, before);
+    const Status begun = h.backend().begin_capture(world.queue());
+    ASSERT_TRUE(begun.ok()) << h.backend().describe_error(begun.error());
+    const std::vector<std::byte> upload = pattern(kBytes, 61);
+    const std::array<Command, 1> batch = {Command::upload(upload, target, 0)};
+    SubmitResult during = h.submit_once(world.queue(), batch, {.invocation = h.next_invocation()});
+    EXPECT_EQ(during.status, SubmitStatus::Rejected) << "a submit on a capturing queue was "
+                                                     << to_string(during.status);
+    EXPECT_TRUE(h.backend().queue_state(world.queue()).capturing) << "a refused submit ended the capture";
+    Result<Executable> ended = h.backend().end_capture(world.queue());
+    if (during.event.valid()) (void)h.finish(std::move(during.event));
+    if (ended.ok()) (void)h.destroy(std::move(ended).value());
+    TypeParam::settle(h.backend());
+    EXPECT_EQ(h.read(world.buffer(target), 0, kBytes), before) << "a rejected submit during capture ran";
+    h.close_world(world);
+  });
+}
+
 // Stream-ordered allocation: a buffer ordered on a queue is usable by work on that queue and freed in
 // order; Unsupported without StreamOrderedAllocation.
 TYPED_TEST_P(ConformanceCapabilities, StreamOrderedAllocation) {
@@ -344,7 +377,8 @@ TYPED_TEST_P(ConformanceCapabilities, InstallPoolsOnlyWhenNothingIsLive) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(ConformanceCapabilities, CancelIsDecidedExactlyOnce, CancelAfterTheTerminalIsBusy,
-                            TimingOnlyWhenAskedAndSupported, CaptureRecordsAndReplayRuns, StreamOrderedAllocation,
+                            TimingOnlyWhenAskedAndSupported, CaptureRecordsAndReplayRuns,
+                            SubmitOnACapturingQueueIsRejected, StreamOrderedAllocation,
                             MemoryUsageAndReportTrackAllocations, MemoryCleanupKeepsLiveBuffers,
                             InstallPoolsOnlyWhenNothingIsLive);
 

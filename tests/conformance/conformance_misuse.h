@@ -137,39 +137,6 @@ TYPED_TEST_P(ConformanceMisuse, SynchronizeInsideACaptureInvalidatesIt) {
   });
 }
 
-// A submit on a capturing queue (a caller violation: capture() records, submit runs) is rejected: nothing runs and nothing joins the capture; the window
-// still ends normally.
-TYPED_TEST_P(ConformanceMisuse, SubmitOnACapturingQueueIsRejected) {
-  this->guarded([&](Harness<TypeParam>& h) {
-    World world = h.open_world(1);
-    if (!h.has(Capability::ReusableExecutables)) {
-      const Status begun = h.backend().begin_capture(world.queue());
-      ASSERT_FALSE(begun.ok()) << "begin_capture succeeded without the ReusableExecutables capability";
-      expect_unsupported(begun.error());
-      h.close_world(world);
-      return;
-    }
-    constexpr std::uint64_t kBytes = 64;
-    const BufferRef target = h.add_buffer(world, kBytes);
-    const std::vector<std::byte> before(kBytes, std::byte{0});
-    h.write(world.buffer(target), 0, before);
-    const Status begun = h.backend().begin_capture(world.queue());
-    ASSERT_TRUE(begun.ok()) << h.backend().describe_error(begun.error());
-    const std::vector<std::byte> upload = pattern(kBytes, 61);
-    const std::array<Command, 1> batch = {Command::upload(upload, target, 0)};
-    SubmitResult during = h.submit_once(world.queue(), batch, {.invocation = h.next_invocation()});
-    EXPECT_EQ(during.status, SubmitStatus::Rejected) << "a submit on a capturing queue was "
-                                                     << to_string(during.status);
-    EXPECT_TRUE(h.backend().queue_state(world.queue()).capturing) << "a refused submit ended the capture";
-    Result<Executable> ended = h.backend().end_capture(world.queue());
-    if (during.event.valid()) (void)h.finish(std::move(during.event));
-    if (ended.ok()) (void)h.destroy(std::move(ended).value());
-    TypeParam::settle(h.backend());
-    EXPECT_EQ(h.read(world.buffer(target), 0, kBytes), before) << "a rejected submit during capture ran";
-    h.close_world(world);
-  });
-}
-
 // After discard_context no handle of that context resolves (R9).
 TYPED_TEST_P(ConformanceMisuse, HandlesOfADiscardedContextDoNotResolve) {
   this->guarded([&](Harness<TypeParam>& h) {
@@ -191,7 +158,6 @@ TYPED_TEST_P(ConformanceMisuse, HandlesOfADiscardedContextDoNotResolve) {
 REGISTER_TYPED_TEST_SUITE_P(ConformanceMisuse, DestroyContextWithLiveChildIsRejectedWithTheSameHandle,
                             DestroyWhileWorkIsInFlightIsRejected, EmptyBatchIsRejected,
                             TransfersOutOfRangeAreRefused, SynchronizeInsideACaptureInvalidatesIt,
-                            SubmitOnACapturingQueueIsRejected,
                             HandlesOfADiscardedContextDoNotResolve);
 
 }  // namespace quiesce::conformance
