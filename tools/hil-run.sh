@@ -72,7 +72,7 @@ PY
 } >"$out/bench.txt" 2>&1
 
 {
-  if [ -x "$bin/quiesce" ] && "$bin/quiesce" hil --help >/dev/null 2>&1; then
+  if [ -x "$bin/quiesce" ] && "$bin/quiesce" --help 2>&1 | grep -Eq '^ +hil( |$)'; then
     step "quiesce hil"; "$bin/quiesce" hil; echo "exit status $?"
     step "quiesce calibrate"; "$bin/quiesce" calibrate --out "$out/cost_profile.txt"; echo "exit status $?"
   fi

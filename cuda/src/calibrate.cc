@@ -155,7 +155,7 @@ class Calibrator {
     for (int index = 0; index < 1000; ++index) (void)launch_fill(small_, 4096, 1, 32);
     const CUresult ended = f_.cuStreamEndCapture(stream_, &graph);
     if (ended != CUDA_SUCCESS || graph == nullptr) return 0;
-    const CUresult instantiated = f_.cuGraphInstantiate(&executable, graph, 0);
+    const CUresult instantiated = f_.cuGraphInstantiateWithFlags(&executable, graph, 0);
     (void)f_.cuGraphDestroy(graph);
     if (instantiated != CUDA_SUCCESS) return 0;
     (void)f_.cuGraphLaunch(executable, stream_);  // warm-up: the first replay uploads the graph

@@ -471,7 +471,7 @@ Result<Executable> Device::end_capture(const Queue& queue) {
     return fail(*context, ended != CUDA_SUCCESS ? ended : CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "cuStreamEndCapture produced no graph");
   }
   CUgraphExec executable = nullptr;
-  const CUresult instantiated = api().cuGraphInstantiate(&executable, graph, 0);
+  const CUresult instantiated = api().cuGraphInstantiateWithFlags(&executable, graph, 0);
   (void)api().cuGraphDestroy(graph);  // the executable graph is independent of its template
   if (instantiated != CUDA_SUCCESS) return fail(*context, instantiated, "cuGraphInstantiate failed");
   std::sort(captured.pinned_buffers.begin(), captured.pinned_buffers.end());

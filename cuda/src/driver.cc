@@ -15,6 +15,12 @@ namespace {
 #define QUIESCE_CUDA_NAME(name) std::string_view{#name},
 constexpr std::array kFunctionNames = {QUIESCE_CUDA_DRIVER_FUNCTIONS(QUIESCE_CUDA_NAME)};
 #undef QUIESCE_CUDA_NAME
+// The same names after <cuda.h>'s macros (the argument is expanded before the inner # applies).
+#define QUIESCE_CUDA_STRINGIZE(text) #text
+#define QUIESCE_CUDA_EXPANDED(name) std::string_view{QUIESCE_CUDA_STRINGIZE(name)},
+constexpr std::array kFunctionTargets = {QUIESCE_CUDA_DRIVER_FUNCTIONS(QUIESCE_CUDA_EXPANDED)};
+#undef QUIESCE_CUDA_EXPANDED
+#undef QUIESCE_CUDA_STRINGIZE
 
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 
@@ -47,6 +53,7 @@ std::string resolve(GetProcAddress get_proc_address, std::string_view name, void
 }  // namespace
 
 std::span<const std::string_view> driver_function_names() { return kFunctionNames; }
+std::span<const std::string_view> driver_function_macro_targets() { return kFunctionTargets; }
 
 std::optional<DriverUnavailable> Driver::probe_library(const DriverOptions& options) {
   void* handle = dlopen(options.library.c_str(), RTLD_LAZY | RTLD_LOCAL);
@@ -76,9 +83,9 @@ bool Driver::initialised_in_this_process(const DriverOptions& options) {
   return initialised;
 }
 
-Driver::~Driver() {
-  if (library_handle_ != nullptr) dlclose(library_handle_);
-}
+// The library stays loaded for the life of the process: once cuInit has run, the driver's own threads
+// execute its code, and unloading it under them crashed a test process on the H200.
+Driver::~Driver() = default;
 
 Result<std::shared_ptr<const Driver>, DriverUnavailable> Driver::load(const DriverOptions& options) {
   assert(!options.library.empty());
@@ -93,6 +100,7 @@ Result<std::shared_ptr<const Driver>, DriverUnavailable> Driver::load(const Driv
 
   void* get_proc_symbol = dlsym(handle, "cuGetProcAddress_v2");
   if (get_proc_symbol == nullptr) {
+    dlclose(handle);  // not a driver, never initialised: safe to unload
     return DriverUnavailable{options.library + " has no cuGetProcAddress_v2: it is not a CUDA driver of version 12.0 or later"};
   }
   GetProcAddress get_proc_address = nullptr;
@@ -105,7 +113,10 @@ Result<std::shared_ptr<const Driver>, DriverUnavailable> Driver::load(const Driv
   {                                                                                                  \
     void* pointer = nullptr;                                                                         \
     std::string reason = resolve(get_proc_address, kFunctionNames[index++], &pointer);              \
-    if (!reason.empty()) return DriverUnavailable{options.library + ": " + reason};                 \
+    if (!reason.empty()) {                                                                           \
+      dlclose(handle); /* cuInit has not run: safe to unload */                                      \
+      return DriverUnavailable{options.library + ": " + reason};                                     \
+    }                                                                                                \
     std::memcpy(&table.name, &pointer, sizeof(pointer));                                            \
   }
   QUIESCE_CUDA_DRIVER_FUNCTIONS(QUIESCE_CUDA_RESOLVE)

@@ -60,6 +60,27 @@ TEST(CudaDriverLoader, EntryPointsAreAskedForByBaseName) {
   EXPECT_TRUE(has_mem_alloc);
 }
 
+// <cuda.h> renames some calls: cuMemAlloc to cuMemAlloc_v2 (the same call, a newer ABI, which is what
+// cuGetProcAddress returns for the base name at CUDA 13000), but cuGraphInstantiate to
+// cuGraphInstantiateWithFlags (another call: asking the driver for "cuGraphInstantiate" returns the CUDA 10
+// five-argument one, and calling it through the three-argument type crashed on the H200).
+TEST(CudaDriverLoader, NoListedNameIsMacroRenamedToAnotherCall) {
+  const auto names = driver_function_names();
+  const auto targets = driver_function_macro_targets();
+  ASSERT_EQ(names.size(), targets.size());
+  for (std::size_t index = 0; index < names.size(); ++index) {
+    std::string_view target = targets[index];
+    for (const std::string_view wrapper : {"__CUDA_API_PTDS(", "__CUDA_API_PTSZ("}) {
+      if (target.rfind(wrapper, 0) == 0) target = target.substr(wrapper.size(), target.size() - wrapper.size() - 1);
+    }
+    ASSERT_EQ(target.rfind(names[index], 0), 0U) << names[index] << " becomes " << targets[index];
+    const std::string_view suffix = target.substr(names[index].size());
+    EXPECT_TRUE(suffix.empty() || (suffix.rfind("_v", 0) == 0 && suffix.size() > 2 &&
+                                   suffix.find_first_not_of("0123456789", 2) == std::string_view::npos))
+        << names[index] << " becomes " << targets[index] << ", another call";
+  }
+}
+
 TEST(CudaErrorMapping, StickyCodesLoseTheContext) {
   for (const int code : {700, 702, 714, 715, 716, 717, 718, 719, 709, 214}) {
     const CodeInfo info = code_info(static_cast<CUresult>(code));

@@ -76,7 +76,7 @@ inline constexpr int kDriverApiVersion = 13000;
   X(cuEventQuery)                        \
   X(cuEventSynchronize)                  \
   X(cuEventElapsedTime)                  \
-  X(cuGraphInstantiate)                  \
+  X(cuGraphInstantiateWithFlags)         \
   X(cuGraphLaunch)                       \
   X(cuGraphDestroy)                      \
   X(cuGraphExecDestroy)                  \
@@ -84,6 +84,9 @@ inline constexpr int kDriverApiVersion = 13000;
 
 // One pointer per entry point. The member names are the base names; <cuda.h> may macro-rename a member
 // (cuMemAlloc becomes cuMemAlloc_v2) consistently wherever this header is included, which is harmless.
+// A base name that <cuda.h> maps to a *different* base name must not be listed: the driver would hand back
+// the old ABI under the old name (cuGraphInstantiate is the 5-argument CUDA 10 call, while the header's
+// cuGraphInstantiate means cuGraphInstantiateWithFlags). driver_function_macro_targets() lets a test check.
 struct DriverFunctions {
 #define QUIESCE_CUDA_DECLARE_MEMBER(name) decltype(&::name) name = nullptr;
   QUIESCE_CUDA_DRIVER_FUNCTIONS(QUIESCE_CUDA_DECLARE_MEMBER)
@@ -92,6 +95,10 @@ struct DriverFunctions {
 
 // The base names the loader asks cuGetProcAddress for, in table order (a test proves none has a _v suffix).
 std::span<const std::string_view> driver_function_names();
+
+// What <cuda.h> makes of each listed name, in table order ("cuMemAlloc_v2",
+// "__CUDA_API_PTDS(cuMemcpyHtoD_v2)", or the name itself): a test checks none changes the base name.
+std::span<const std::string_view> driver_function_macro_targets();
 
 // Why the driver could not be used. Printed as "no CUDA driver: <reason>".
 struct DriverUnavailable {
