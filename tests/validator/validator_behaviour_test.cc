@@ -193,5 +193,21 @@ TEST(Reports, ForgottenReleasedHandlesAreStillReported) {
   EXPECT_EQ(rules_of(validator), (std::vector<Rule>{Rule::CallerUnknownHandle, Rule::CallerUseAfterRelease}));
 }
 
+TEST(Reports, AFullInvocationSetIsReportedNotIgnored) {
+  Checked validator(ValidatorOptions{.indeterminate_invocations_max = 1});
+  Stage stage = open_stage(validator);
+  const UploadBatch upload(stage.buffer.ref(), 32, 5);
+  validator.inner().indeterminate_next_submit();
+  SubmitResult first = validator.submit(stage.queue, upload.batch(), SubmitOptions{.invocation = 1});
+  EXPECT_EQ(validator.violation_count(), 0U) << "one remembered invocation fits";
+  validator.inner().indeterminate_next_submit();
+  SubmitResult second = validator.submit(stage.queue, upload.batch(), SubmitOptions{.invocation = 2});
+  ASSERT_EQ(rules_of(validator), std::vector<Rule>{Rule::ValidatorBoundExceeded});
+  EXPECT_EQ(validator.violations().front().value, 1U) << "the bound is named";
+  EXPECT_TRUE(first.event.valid());
+  EXPECT_TRUE(second.event.valid()) << "the validator's own bound never changes the backend's answer";
+  validator.inner().complete_all();
+}
+
 }  // namespace
 }  // namespace quiesce::testing
