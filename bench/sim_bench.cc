@@ -121,3 +121,21 @@ void BM_HourOfKernelTime(benchmark::State& state) {
 BENCHMARK(BM_HourOfKernelTime)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+namespace {
+
+// A campaign builds one device per case: construction plus a context, queue and program must stay cheap.
+void BM_DeviceSetUp(benchmark::State& state) {
+  std::uint64_t seed = 0;
+  for (auto _ : state) {
+    quiesce::sim::Config config;
+    config.seed = ++seed;
+    quiesce::sim::Device device(config);
+    quiesce::Context context = std::move(device.create_context(quiesce::ContextDesc{})).value();
+    quiesce::Queue queue = std::move(device.create_queue(context, quiesce::QueueDesc{})).value();
+    benchmark::DoNotOptimize(queue.id());
+  }
+}
+BENCHMARK(BM_DeviceSetUp);
+
+}  // namespace

@@ -32,9 +32,7 @@ Device::Device(const Config& config)
       timer_(*this),
       cost_prng_(Prng(config.seed).derive("cost")),
       backing_(config.memory_bytes),
-      allocator_(config.memory_bytes, config.buffer_alignment),
-      buffers_(1024),
-      events_(1024) {
+      allocator_(config.memory_bytes, config.buffer_alignment) {
   engines_free_ = {config_.execution_engines, config_.copy_engines};
   pump_list_.reserve(kAgentsMax);
   deferred_frees_.reserve(256);

@@ -19,7 +19,7 @@ std::string_view to_string(FindingKind kind) {
 
 Oracle::Oracle() {
   findings_.reserve(64);
-  histories_.reserve(1024);
+  histories_.reserve(64);
 }
 
 void Oracle::report(Finding finding) {
