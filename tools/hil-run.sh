@@ -72,13 +72,18 @@ PY
 } >"$out/bench.txt" 2>&1
 
 {
-  if [ -x "$bin/quiesce" ] && "$bin/quiesce" --help 2>&1 | grep -Eq '^ +hil( |$)'; then
-    step "quiesce hil"; "$bin/quiesce" hil; echo "exit status $?"
-    step "quiesce calibrate"; "$bin/quiesce" calibrate --out "$out/cost_profile.txt"; echo "exit status $?"
+  if [ -x "$bin/quiesce" ]; then
+    subcommands="$("$bin/quiesce" --help 2>&1)"
+    if grep -Eq '^ +hil( |$)' <<<"$subcommands"; then
+      step "quiesce hil"; "$bin/quiesce" hil; echo "exit status $?"
+    fi
+    if grep -Eq '^ +calibrate( |$)' <<<"$subcommands"; then
+      step "quiesce calibrate"; "$bin/quiesce" calibrate --output "$out/cost_profile.txt"; echo "exit status $?"
+    fi
   fi
   if [ -x "$bin/cuda_hil_test" ]; then
     step "cuda_hil_test: differential, calibration, hil_command end to end"
-    QUIESCE_CALIBRATE_OUT="$out/cost_profile.txt" "$bin/cuda_hil_test" --gtest_color=no
+    QUIESCE_CALIBRATE_OUT=/tmp/cost_profile_test.txt "$bin/cuda_hil_test" --gtest_color=no
     echo "exit status $?"
   fi
 } >"$out/hil.log" 2>&1
