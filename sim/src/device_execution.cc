@@ -221,7 +221,9 @@ void Device::on_command_finished(std::uint64_t cookie) {
   }
   const std::uint64_t queue_id = queues_.id_at(slot);
   engines_free_[queue.engine_class]++;
+  assert(queue.count > 0);
   BatchRecord& batch = queue.ring[queue.head];
+  assert(batch.next < batch.store.commands.size());
   const StagedCommand& command = batch.store.commands[batch.next];
   if (command.kind == CommandKind::Replay) {
     batch.replay_cursor++;
@@ -237,8 +239,10 @@ void Device::on_command_finished(std::uint64_t cookie) {
 
 void Device::finish_batch(std::uint64_t queue_id, QueueRecord& queue) {
   BatchRecord& batch = queue.ring[queue.head];
+  assert(batch.next == batch.store.commands.size() && !batch.cancelled);
   EventRecord* event = events_.find(batch.event_id);
   if (event == nullptr) simulator_bug("a batch finished whose event was already destroyed");
+  assert(!is_terminal(event->state));
   const std::uint64_t now_ns = clock_.now_ns();
   if (!batch.started) {
     // A batch of waits only: it executes when its last wait is satisfied.
@@ -253,6 +257,8 @@ void Device::finish_batch(std::uint64_t queue_id, QueueRecord& queue) {
 }
 
 void Device::retire_head(std::uint64_t queue_id, QueueRecord& queue) {
+  assert(queue.count > 0);
+  assert(queue.batches_retired < queue.batches_submitted);
   queue.ring[queue.head].store.clear();
   queue.head = (queue.head + 1) % config_.queue_depth_max;
   queue.count--;

@@ -213,6 +213,7 @@ ReleaseResult<Buffer> Device::free_buffer(Buffer&& buffer) {
 void Device::release_buffer_memory(std::uint64_t buffer_id) {
   const BufferRecord* record = buffers_.find(buffer_id);
   if (record == nullptr) return;
+  assert(record->backing_bytes >= record->bytes && record->address % config_.buffer_alignment == 0);
   ContextRecord* context = &context_of(record->context_id);
   context->pools.note_freed(record->pool, record->address, record->backing_bytes);
   if (context->pools.is_large(record->pool)) allocator_.release(record->address, record->backing_bytes);
