@@ -20,6 +20,35 @@
 
 namespace quiesce::properties {
 
+// One planted bug in the careful runtime (mutants.h runs each under the campaign). None is the careful
+// runtime itself, byte for byte: no mutation check draws from the PRNG or adds to the digest.
+enum class Mutation : std::uint8_t {
+  None,
+  FreeWhilePinned,                // R1: free a buffer a live event still references
+  DestroyUnobservedEvent,         // R1: destroy an event before a terminal was observed
+  IndeterminateWaitAsTerminal,    // R2: a FenceIndeterminate wait is taken as Complete
+  IndeterminateSubmitUnpinned,    // R2: an indeterminate submit pins nothing
+  RejectedSubmitApplied,          // R3: a Rejected submit is taken as run: its effects go into the model
+  RetryIndeterminateSubmit,       // R4: an Indeterminate submit is submitted again, same invocation
+  PartialSubmitAsRejected,        // R5: a partial submit is taken as rejected: event dropped, batch resubmitted
+  DropRejectedRelease,            // R6: a rejected release's handle is dropped instead of kept
+  ReuseAfterIndeterminateRelease, // R6: a buffer whose release was indeterminate is used again
+  ApplyWonCancellation,           // R8: a Cancelled batch's effects go into the model
+  DestroyContextBeforeChildren,   // R9: the context is destroyed before its queues and programs
+  IgnoreDeviceLoss,               // R10: DeviceLost is ignored; the lost context is used on
+  ReleaseOnLostContext,           // R10: after a loss, buffers are freed as if quiescent before the discard
+  AbandonAfterLocalError,         // R11: after one failed batch, every other pending event is given up
+  StreamOrderedFreeUnordered,     // R12: stream-ordered buffers freed while another queue's work uses them
+  CaptureNotEnded,                // R13: a capture window is left open
+  SyncInsideCapture,              // R13: the capturing queue is synchronised inside its capture window
+  CapturedBuffersUnpinned,        // R13: an executable does not pin its captured buffers
+  AccessModeForbidden,            // R16: a kernel writes through a buffer whose usage forbids writes
+  WriteThroughReadBinding,        // R16: a kernel's written buffer is bound read-only
+  UnwrittenBufferRead,            // R17: a fresh buffer is taken as initialised before anything wrote it
+  LeakAtShutdown,                 // R19: one buffer is not released in the liveness phase
+  StateOutsideSeed,               // R20: a choice depends on state that outlives one run (run_counter)
+};
+
 struct RawWorkloadOptions {
   std::uint64_t seed = 1;
   std::uint32_t operations = 2000;
@@ -34,6 +63,9 @@ struct RawWorkloadOptions {
   // Called after each operation of the safety phase with its index and kind ("submit", "poll", ...), so a
   // harness can check invariants step by step and name the first step that broke one.
   std::function<void(std::uint64_t index, std::string_view kind)> after_operation;
+  Mutation mutation = Mutation::None;  // a planted bug, for mutation testing only
+  // Mutation::StateOutsideSeed only: a counter that outlives the run (the bug reads and bumps it).
+  std::uint64_t* run_counter = nullptr;
 };
 
 struct RawWorkloadStats {
@@ -62,6 +94,8 @@ struct RawWorkloadStats {
   std::uint64_t quarantined_handles = 0;
   std::uint64_t leaked_handles = 0;  // still live after the liveness phase: always a failure
   std::vector<std::string> problems;  // data mismatches and contract surprises, one sentence each
+  std::uint64_t data_mismatches = 0;  // reads that disagreed with the host model (one problem each)
+  std::uint64_t terminal_changes = 0; // terminals observed to change (one problem each)
 
   bool clean() const { return problems.empty() && leaked_handles == 0; }
 };

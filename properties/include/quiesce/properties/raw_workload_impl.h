@@ -74,6 +74,9 @@ class RawWorkload {
   RawWorkloadStats run() {
     digest_.add(std::string_view("raw-workload"));
     digest_.add(options_.seed);
+    if (mutated(Mutation::StateOutsideSeed) && options_.run_counter != nullptr) {
+      queue_offset_ = static_cast<std::uint32_t>((*options_.run_counter)++);  // the bug: state outside the seed
+    }
     if (!open_context()) {
       stats_.problems.push_back("the backend refused to create the first context, so nothing ran.");
       return std::move(stats_);
@@ -114,7 +117,10 @@ class RawWorkload {
     return !queues_.empty();
   }
 
+  bool mutated(Mutation mutation) const { return options_.mutation == mutation; }
+
   bool lost(const Error& error) {
+    if (mutated(Mutation::IgnoreDeviceLoss)) return false;
     if (error.kind == ErrorKind::DeviceLost) device_lost_ = true;
     return device_lost_;
   }
@@ -122,6 +128,11 @@ class RawWorkload {
   // Everything of the lost context is abandoned at once: discard is the only way out (R10).
   void recover() {
     stats_.device_losses++;
+    if (mutated(Mutation::ReleaseOnLostContext)) {
+      for (auto& slot : buffers_) {
+        if (!slot.dead && slot.handle.valid()) (void)backend_.free_buffer(std::move(slot.handle));
+      }
+    }
     for (auto& slot : buffers_) forget(slot.dead, slot.handle.valid());
     for (auto& slot : events_) forget(slot.dead, slot.handle.valid());
     for (auto& slot : executables_) forget(slot.dead, slot.handle.valid());
@@ -179,6 +190,10 @@ class RawWorkload {
     BufferDesc desc;
     desc.bytes = 8 + 4 * prng_.below(options_.buffer_bytes_max / 4);
     desc.usage = kUsages[prng_.below(kUsages.size())];
+    if (mutated(Mutation::StreamOrderedFreeUnordered) && !queues_.empty()) {
+      desc.mode = AllocationMode::StreamOrdered;
+      desc.queue = queues_.front().ref();
+    }
     ResourceTransaction<B> transaction(backend_, context_, budget_, ++transactions_);
     Result<BufferRef> staged = transaction.allocate(desc);
     note(5, staged.ok());
@@ -193,6 +208,7 @@ class RawWorkload {
     slot.usage = desc.usage;
     slot.bytes = desc.bytes;
     slot.model.assign(desc.bytes, 0);
+    slot.initialized = mutated(Mutation::UnwrittenBufferRead);
     buffers_.push_back(std::move(slot));
     stats_.allocations++;
   }
@@ -209,6 +225,15 @@ class RawWorkload {
     }
     if (candidates.empty()) return kNone;
     return candidates[prng_.below(candidates.size())];
+  }
+
+  // Mutants only: a live buffer, pinned or not.
+  std::uint32_t pick_any_live_buffer() {
+    std::vector<std::uint32_t> candidates;
+    for (std::uint32_t i = 0; i < buffers_.size(); ++i) {
+      if (!buffers_[i].dead) candidates.push_back(i);
+    }
+    return candidates.empty() ? kNone : candidates[prng_.below(candidates.size())];
   }
 
   std::vector<std::byte> random_bytes(std::uint64_t count) {
@@ -257,20 +282,31 @@ class RawWorkload {
     digest_.add(hash_bytes(data));
     stats_.reads_checked++;
     if (std::memcmp(data.data(), slot.model.data(), data.size()) != 0) {
+      stats_.data_mismatches++;
       stats_.problems.push_back("read of buffer " + std::to_string(slot.handle.id()) +
                                 " differs from the host model of its bytes.");
     }
   }
 
   void free_buffer() {
-    const std::uint32_t index = pick_buffer([](const BufferSlot&) { return true; });
+    const bool ignore_pins = mutated(Mutation::FreeWhilePinned) || mutated(Mutation::StreamOrderedFreeUnordered);
+    const std::uint32_t index = ignore_pins ? pick_any_live_buffer() : pick_buffer([](const BufferSlot&) { return true; });
     if (index == kNone) return;
     release_buffer(buffers_[index]);
   }
 
   void release_buffer(BufferSlot& slot) {
     const std::uint64_t bytes = slot.bytes;
+    const BufferRef ref = slot.handle.ref();
     ReleaseResult<Buffer> released = backend_.free_buffer(std::move(slot.handle));
+    if (mutated(Mutation::ReuseAfterIndeterminateRelease) && released.status == ReleaseStatus::Indeterminate) {
+      slot.handle = Buffer(ref.id, ref.epoch);  // the bug: the invalidated handle is kept as if live
+      return;
+    }
+    if (mutated(Mutation::DropRejectedRelease) && released.status == ReleaseStatus::Rejected) {
+      slot.dead = true;  // the bug: the live handle that came back is dropped
+      return;
+    }
     if (settle_release(released, slot.handle)) {
       slot.dead = true;
       if (released.status == ReleaseStatus::Released) budget_.discharge(bytes);
@@ -316,7 +352,9 @@ class RawWorkload {
     const auto readable = [](const BufferSlot& slot) {
       return slot.initialized && access_allowed(Access::Read, slot.usage);
     };
-    const auto writable = [](const BufferSlot& slot) { return access_allowed(Access::Write, slot.usage); };
+    const auto writable = [this](const BufferSlot& slot) {
+      return mutated(Mutation::AccessModeForbidden) || access_allowed(Access::Write, slot.usage);
+    };
     const auto read_writable = [](const BufferSlot& slot) {
       return slot.initialized && access_allowed(Access::ReadWrite, slot.usage);
     };
@@ -447,7 +485,9 @@ class RawWorkload {
       switch (planned.kind) {
         case CommandKind::Launch: {
           for (std::size_t b = 0; b < planned.slots.size(); ++b) {
-            bindings[i].push_back(Binding{buffers_[planned.slots[b]].handle.ref(), binding_access(planned.kernel, b)});
+            Access access = binding_access(planned.kernel, b);
+            if (mutated(Mutation::WriteThroughReadBinding) && access == Access::Write) access = Access::Read;
+            bindings[i].push_back(Binding{buffers_[planned.slots[b]].handle.ref(), access});
           }
           LaunchDims dims;
           dims.grid_x = 1 + static_cast<std::uint32_t>(prng_.below(64));
@@ -500,7 +540,8 @@ class RawWorkload {
 
   void submit_batch() {
     if (queues_.empty()) return;
-    const auto queue_index = static_cast<std::uint32_t>(prng_.below(queues_.size()));
+    auto queue_index = static_cast<std::uint32_t>(prng_.below(queues_.size()));
+    if (queue_offset_ != 0) queue_index = (queue_index + queue_offset_) % static_cast<std::uint32_t>(queues_.size());
     Plan plan = plan_batch(queue_index, false);
     if (plan.commands.empty() || !programs_loaded(plan)) return;
     std::vector<std::vector<Binding>> bindings;
@@ -522,10 +563,24 @@ class RawWorkload {
       if (result.status == SubmitStatus::Rejected) {
         stats_.submits_rejected++;
         if (lost(result.error)) return;
+        if (mutated(Mutation::RejectedSubmitApplied)) {  // the bug: rejected work is taken as run
+          for (const Planned& planned : executable == kNone ? plan.commands : executables_[executable].effects) {
+            apply(planned);
+          }
+          return;
+        }
         stats_.retries++;
         continue;
       }
       if (result.status == SubmitStatus::Indeterminate) stats_.submits_indeterminate++;
+      if (mutated(Mutation::PartialSubmitAsRejected) && result.status == SubmitStatus::Indeterminate &&
+          result.commands_enqueued < commands.size()) {
+        result.event = Event{};  // the bug: a partial submit taken as rejected: its event dropped, batch retried
+        stats_.retries++;
+        continue;
+      }
+      const bool resubmit = mutated(Mutation::RetryIndeterminateSubmit) && result.status == SubmitStatus::Indeterminate;
+      Plan again = resubmit ? plan : Plan{};
       EventSlot slot;
       slot.handle = std::move(result.event);
       slot.indeterminate = result.status == SubmitStatus::Indeterminate;
@@ -537,7 +592,15 @@ class RawWorkload {
       for (std::uint32_t e : slot.waited) events_[e].pins++;
       if (executable != kNone) executables_[executable].live_replays++;
       if (slot.indeterminate) lost(result.error);
+      if (mutated(Mutation::IndeterminateSubmitUnpinned) && slot.indeterminate) {
+        for (std::uint32_t b : slot.buffers) buffers_[b].pins--;  // the bug: it may not have run, so pin nothing
+        slot.buffers.clear();
+      }
       events_.push_back(std::move(slot));
+      if (resubmit) {  // the bug: indeterminate work submitted again with the same invocation
+        plan = std::move(again);
+        continue;
+      }
       return;
     }
   }
@@ -573,6 +636,8 @@ class RawWorkload {
     note(11, result.ok());
     if (result.ok()) {
       observe(index, result.value().state, result.value().error);
+    } else if (mutated(Mutation::IndeterminateWaitAsTerminal)) {
+      observe(index, EventState::Complete, Error{});  // the bug: an unproven fence taken as complete
     } else {
       stats_.waits_indeterminate++;
       lost(result.error().error);
@@ -588,6 +653,7 @@ class RawWorkload {
     if (!is_terminal(state)) return;
     if (slot.terminal_seen) {
       if (state != slot.terminal) {
+        stats_.terminal_changes++;
         stats_.problems.push_back("event " + std::to_string(slot.handle.id()) + " changed its terminal state.");
       }
       return;
@@ -597,15 +663,30 @@ class RawWorkload {
     if (state == EventState::Complete) stats_.terminals_complete++;
     if (state == EventState::FailedButQuiescent) stats_.terminals_failed++;
     if (state == EventState::Cancelled) stats_.terminals_cancelled++;
-    const bool ran_exactly = state == EventState::Complete && !slot.indeterminate;
+    const bool applies_cancelled = mutated(Mutation::ApplyWonCancellation) && state == EventState::Cancelled;
+    const bool ran_exactly = (state == EventState::Complete || applies_cancelled) && !slot.indeterminate;
     const std::vector<Planned>& effects =
         slot.executable == kNone ? slot.effects : executables_[slot.executable].effects;
     for (const Planned& planned : effects) {
-      if (state == EventState::Cancelled) break;  // a won cancellation has no effects (R8)
+      if (state == EventState::Cancelled && !applies_cancelled) break;  // a won cancellation has no effects (R8)
       if (ran_exactly) apply(planned);
       else forget_contents(planned);
     }
     if (error.kind == ErrorKind::DeviceLost) lost(error);
+    if (mutated(Mutation::AbandonAfterLocalError) && state == EventState::FailedButQuiescent &&
+        error.kind != ErrorKind::DeviceLost) {
+      abandon_pending_events();
+    }
+  }
+
+  // Mutants only: every other pending event is taken as failed, as if one local error had stopped them all.
+  void abandon_pending_events() {
+    for (auto& other : events_) {
+      if (other.dead || other.terminal_seen) continue;
+      other.terminal_seen = true;
+      other.terminal = EventState::FailedButQuiescent;
+      for (const Planned& planned : other.effects) forget_contents(planned);
+    }
   }
 
   void apply(const Planned& planned) {
@@ -659,7 +740,8 @@ class RawWorkload {
   void destroy_terminal_events() {
     for (std::uint32_t i = 0; i < events_.size(); ++i) {
       EventSlot& slot = events_[i];
-      if (slot.dead || !slot.terminal_seen || slot.pins != 0) continue;
+      const bool observed = slot.terminal_seen || mutated(Mutation::DestroyUnobservedEvent);
+      if (slot.dead || !observed || slot.pins != 0) continue;
       ReleaseResult<Event> released = backend_.destroy_event(std::move(slot.handle));
       if (!settle_release(released, slot.handle)) continue;
       slot.dead = true;
@@ -727,9 +809,11 @@ class RawWorkload {
       lost(begun.error());
       return;
     }
+    if (mutated(Mutation::SyncInsideCapture)) (void)backend_.synchronize(queue, options_.wait_timeout_ns);
     const Status recorded = backend_.capture(queue, commands);
     note(15, recorded.ok());
     if (!recorded.ok() && lost(recorded.error())) return;  // a lost context takes its capture with it
+    if (mutated(Mutation::CaptureNotEnded)) return;  // the bug: the window is never ended
     Result<Executable> executable = backend_.end_capture(queue);  // every begin is ended (R13)
     note(16, executable.ok());
     if (!executable.ok()) {
@@ -747,7 +831,9 @@ class RawWorkload {
     slot.handle = std::move(executable).value();
     slot.buffers = std::move(plan.buffers);
     slot.effects = std::move(plan.commands);
-    for (std::uint32_t b : slot.buffers) buffers_[b].pins++;
+    if (!mutated(Mutation::CapturedBuffersUnpinned)) {
+      for (std::uint32_t b : slot.buffers) buffers_[b].pins++;
+    }
     executables_.push_back(std::move(slot));
   }
 
@@ -779,7 +865,9 @@ class RawWorkload {
       if (!settle_release(released, slot.handle)) return;
       slot.dead = true;
       if (released.status == ReleaseStatus::Released) {
-        for (std::uint32_t b : slot.buffers) buffers_[b].pins--;
+        if (!mutated(Mutation::CapturedBuffersUnpinned)) {
+          for (std::uint32_t b : slot.buffers) buffers_[b].pins--;
+        }
       } else {
         quarantine_executable(slot);
       }
@@ -797,8 +885,14 @@ class RawWorkload {
       }
       destroy_terminal_events();
       for (std::size_t i = 0; i < executables_.size(); ++i) destroy_executable();
+      bool leaked_one = false;
       for (auto& slot : buffers_) {
-        if (!slot.dead && slot.pins == 0) release_buffer(slot);
+        if (slot.dead || slot.pins != 0) continue;
+        if (mutated(Mutation::LeakAtShutdown) && !leaked_one) {
+          leaked_one = true;  // the bug: one buffer is forgotten at shutdown
+          continue;
+        }
+        release_buffer(slot);
       }
       if (everything_released()) break;
     }
@@ -841,6 +935,10 @@ class RawWorkload {
       // Whatever is left is abandoned with the context: the one legal way to let it go.
       note(4, backend_.discard_context(std::move(context_)).ok());
       return;
+    }
+    if (mutated(Mutation::DestroyContextBeforeChildren)) {  // the bug: the parent goes first
+      ReleaseResult<Context> released = backend_.destroy_context(std::move(context_));
+      if (settle_release(released, context_)) return;
     }
     for (auto& program : programs_) release_with_retries(program, [&](Program&& p) { return backend_.unload_program(std::move(p)); });
     for (auto& queue : queues_) release_with_retries(queue, [&](Queue&& q) { return backend_.destroy_queue(std::move(q)); });
@@ -887,6 +985,7 @@ class RawWorkload {
   std::uint64_t invocations_ = 0;
   bool device_lost_ = false;
   bool context_tainted_ = false;  // an indeterminate release happened in the current context
+  std::uint32_t queue_offset_ = 0;  // Mutation::StateOutsideSeed only
 };
 
 }  // namespace raw_detail
