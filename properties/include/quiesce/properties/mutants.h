@@ -1,0 +1,98 @@
+// Mutation testing of the property suite: runtimes with exactly one planted bug each, run under the
+// campaign until a check catches them. The score "caught K of N" says how much of the suite can fail.
+//
+// A mutant is the careful raw workload (raw_workload.h) with one Mutation switched on, or the careful
+// workload over a backend wrapper with one ProviderBug (a provider-side invariant can only be broken by a
+// provider). Each mutant declares the invariants whose checks should catch it; the report gives the
+// invariant of the first failure of the first failing case, whether it is one of the declared ones, and how
+// many cases it took. A case runs on Validator<ProviderMutant<faults::Injector<sim::Device>>> (the wrapper
+// forwards untouched when no provider bug is chosen) and is judged like properties::run_case.
+//
+// Not planted: R14 (deferred errors are a concept of quiesce::Engine, not of the raw workload, and the engine
+// is not mutated here) and R18 (the raw workload issues no dry runs and installs no pool layouts).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quiesce/core/prng.h"
+#include "quiesce/faults/plan.h"
+#include "quiesce/properties/campaign.h"
+#include "quiesce/properties/raw_workload.h"
+
+namespace quiesce::properties {
+
+// A bug in the backend below the runtime, for the invariants that are the provider's to keep.
+enum class ProviderBug : std::uint8_t {
+  None,
+  TerminalUnstable,     // R7: a terminal event polled again reports Pending
+  CancelWonButRan,      // R8: cancel answers "won" without cancelling; the batch completes normally
+  TimingWhilePending,   // R15: a Pending poll carries a timing receipt
+  SuccessCountShort,    // R5: a whole batch reported Submitted with fewer commands enqueued than it has
+  RejectedReleaseOther, // R6: a rejected release hands back a different handle
+};
+
+struct Mutant {
+  std::string_view name;
+  std::string_view bug;                 // one sentence: what the runtime or backend does wrong
+  Mutation mutation = Mutation::None;
+  ProviderBug provider = ProviderBug::None;
+  std::vector<Invariant> expected;      // the invariants whose checks should catch it
+  std::optional<Ratio> device_fault;    // a higher rate of the faulting kernel, for device-loss mutants
+  std::optional<Ratio> release_faults;  // a higher rate of rejected releases (and indeterminate ones, below)
+  bool indeterminate_releases_too = false;
+  std::uint32_t determinism_every = 0;  // 1: every case runs twice (R20 mutants)
+};
+
+// Every mutant, in a stable order.
+const std::vector<Mutant>& all_mutants();
+std::string_view to_string(Mutation mutation);
+std::string_view to_string(ProviderBug bug);
+
+struct MutantCaseOptions {
+  faults::Plan plan = faults::Plan::standard();
+  bool swarm = true;
+  std::uint32_t operations = 400;
+};
+
+// One case of the raw workload with the mutant's bug (the careful runtime when it has none).
+CaseResult run_mutant_case(const Mutant& mutant, std::uint64_t seed, const MutantCaseOptions& options);
+
+struct MutantOptions {
+  std::uint64_t first_seed = 1;
+  std::uint32_t seeds_max = 64;  // cases per mutant before it counts as surviving
+  std::uint32_t jobs = 1;        // mutants run in parallel, one thread each
+  MutantCaseOptions cases = {};
+  std::vector<std::string> only;  // mutant names to run; empty: all
+};
+
+struct MutantResult {
+  std::string name;
+  std::vector<Invariant> expected;
+  bool caught = false;
+  std::uint64_t cases = 0;                 // cases run, the catching one included
+  std::uint64_t seed = 0;                  // the catching seed
+  std::optional<Invariant> caught_by;      // the first failure's invariant
+  bool as_expected = false;                // caught_by is one of `expected`
+  std::string message;                     // the first failure's message
+};
+
+struct MutantReport {
+  std::vector<MutantResult> mutants;
+
+  std::uint64_t caught() const;
+  std::uint64_t total() const { return mutants.size(); }
+  std::uint64_t caught_as_expected() const;
+};
+
+MutantReport run_mutants(const MutantOptions& options);
+
+// One line per mutant, then "caught K of N".
+void print_report(const MutantReport& report, std::ostream& out);
+
+}  // namespace quiesce::properties
