@@ -31,9 +31,9 @@ fi
 unset GIT_INDEX_FILE
 
 cmake -S "$source_snapshot" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQUIESCE_PORTABLE=ON \
-  -DQUIESCE_WERROR=OFF >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log"; exit 1; }
-grep -i "quiesce: " "$build.configure.log" || true
+  -DQUIESCE_WERROR=OFF >"$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log"; exit 1; }
+grep -i "quiesce: " "$build/configure.log" || true
 available=()
 known_targets="$(ninja -C "$build" -t targets all 2>/dev/null)"
 for target in "${targets[@]}"; do
