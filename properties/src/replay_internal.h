@@ -3,7 +3,7 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -45,7 +45,8 @@ class CallExecutor {
   RecordedStack* top_;
   MemoryBudget budget_;
   std::uint64_t transactions_ = 0;
-  std::array<std::map<std::uint64_t, Mapped>, traces::kHandleKindCount> maps_;
+  // Looked up, never iterated, so the unordered order cannot reach a result.
+  std::array<std::unordered_map<std::uint64_t, Mapped>, traces::kHandleKindCount> maps_;
   std::vector<Command> commands_;
   std::vector<std::vector<Binding>> bindings_;
   std::vector<std::byte> sink_bytes_;

@@ -2,7 +2,7 @@
 #include "quiesce/traces/validate.h"
 
 #include <array>
-#include <set>
+#include <unordered_set>
 #include <string>
 
 #include "quiesce/traces/codec.h"
@@ -49,7 +49,8 @@ class Sequence {
     return false;
   }
 
-  std::array<std::set<std::uint64_t>, kHandleKindCount> created_;
+  // Looked up, never iterated: the order of an unordered set cannot leak into a result.
+  std::array<std::unordered_set<std::uint64_t>, kHandleKindCount> created_;
   std::uint64_t index_ = 0;
   Op op_ = Op::DeviceInfo;
 };
