@@ -333,6 +333,11 @@ template <Backend B, Env E>
 Status Engine<B, E>::drain_locked(std::uint64_t timeout_ns) {
   const std::uint64_t start_ns = env_.now_ns();
   const std::uint64_t deadline_ns = UINT64_MAX - start_ns < timeout_ns ? UINT64_MAX : start_ns + timeout_ns;
+  // What changes as releases complete: a drain that neither changes it nor has anything to wait for is stuck.
+  auto footprint = [this] {
+    return submissions_.size() + buffers_.size() + programs_.size() + graphs_.size() + quarantine_.size();
+  };
+  std::size_t last_footprint = SIZE_MAX;
   for (std::uint32_t iteration = 0; iteration < options_.drain_iterations_max; ++iteration) {
     if (lost_) recover_if_lost_locked(!shut_down_);
     progress_locked(true);
@@ -341,7 +346,10 @@ Status Engine<B, E>::drain_locked(std::uint64_t timeout_ns) {
     if (env_.now_ns() >= deadline_ns) {
       return make_error(ErrorKind::Timeout, "drain: work or releases were still pending at the deadline");
     }
-    if (!wait_for_something_locked(deadline_ns)) {
+    const std::size_t now_footprint = footprint();
+    const bool moved = now_footprint != last_footprint;
+    last_footprint = now_footprint;
+    if (!wait_for_something_locked(deadline_ns) && !moved) {
       return make_error(ErrorKind::Timeout, "drain: pending releases wait on nothing that can finish");
     }
   }

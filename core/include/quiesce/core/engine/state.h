@@ -98,6 +98,7 @@ struct Submission {
   bool terminal = false;
   bool indeterminate = false;  // an indeterminate submit, poll or wait was seen and no terminal since
   bool failure_queued = false;
+  bool partial = false;  // an indeterminate submit that knew fewer commands enqueued than the batch held
   EventState state = EventState::Pending;
   Error error = {};
   std::optional<TimingReceipt> timing = std::nullopt;
@@ -105,6 +106,7 @@ struct Submission {
 
   SubmissionFate fate() const {
     if (terminal) {
+      if (partial) return SubmissionFate::Partial;
       if (state == EventState::Complete) return SubmissionFate::Complete;
       if (state == EventState::Cancelled) return SubmissionFate::Cancelled;
       return SubmissionFate::Failed;

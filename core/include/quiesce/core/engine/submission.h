@@ -250,7 +250,10 @@ Result<SubmissionId> Engine<B, E>::submit_locked(QueueIndex queue, std::span<con
   for (auto& [token, window] : profiles_) window.submissions.push_back(serial);
   if (result.status == SubmitStatus::Indeterminate) {
     counters_.submits_indeterminate++;
-    if (result.commands_enqueued < commands.size()) counters_.submits_partial++;
+    if (result.commands_enqueued < commands.size()) {
+      counters_.submits_partial++;
+      submission.partial = true;
+    }
     submission.indeterminate = true;
     submission.error = result.error;
     note_error_locked(result.error);

@@ -140,6 +140,7 @@ enum class SubmissionFate : std::uint8_t {
   Complete,
   Failed,         // FailedButQuiescent
   Cancelled,
+  Partial,        // terminal, but the submit was indeterminate with only a prefix known to be enqueued
   Lost,           // its context was lost before a terminal was observed
   Unknown,        // never submitted by this engine, or forgotten (EngineOptions::fate_history_max)
 };
@@ -220,6 +221,7 @@ inline std::string_view to_string(SubmissionFate fate) {
     case SubmissionFate::Complete: return "complete";
     case SubmissionFate::Failed: return "failed";
     case SubmissionFate::Cancelled: return "cancelled";
+    case SubmissionFate::Partial: return "partial";
     case SubmissionFate::Lost: return "lost";
     case SubmissionFate::Unknown: return "unknown";
   }
