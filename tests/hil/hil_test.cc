@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "hil_reference.h"
+#include "quiesce/properties/hil_reference.h"
 #include "quiesce/sim/config.h"
 
 namespace quiesce::hil {

@@ -128,9 +128,11 @@ class ResourceTransaction {
         if (released.status == ReleaseStatus::Released) {
           budget_->discharge(staged.bytes);
           report.released++;
+          buffer = Buffer{};  // consumed, whether or not the backend moved from its rvalue
           break;
         }
         if (released.status == ReleaseStatus::Indeterminate) {
+          buffer = Buffer{};
           budget_->quarantine(staged.bytes);
           report.quarantined++;
           report.quarantined_bytes += staged.bytes;
