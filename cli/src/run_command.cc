@@ -1,6 +1,6 @@
 // quiesce run: the default fault campaign on the simulated device, or one seed of it in detail.
 //
-// Without --seed it is a campaign over --seeds (default 0..9999) of engine workloads under the `default`
+// Without --seed it is a campaign over --seeds (default 0..29999) of engine workloads under the `default`
 // fault plan with swarm testing, sized to finish in about a minute on two cores. With --seed it runs that
 // one case and prints everything it did. Either way the last lines are `violations:`, `findings:` and
 // `digest:`. --trace and --check-determinism record the raw contract workload for the seed (traces/).
@@ -21,7 +21,7 @@ namespace {
 
 struct RunOptions {
   std::optional<std::uint64_t> seed;
-  std::string seeds = "0..9999";
+  std::string seeds = "0..29999";
   std::uint32_t operations = 1000;
   std::uint32_t jobs = 2;
   std::string faults = "default";
