@@ -1,11 +1,15 @@
 // CUDA backend benchmarks (run on a GPU; each benchmark skips with the driver's reason elsewhere).
 //
-// 1. Host time of cuda::Device::submit against raw cuLaunchKernel of the same kernel with the same packed
-//    parameter block, in one process: the backend's overhead per launch (target ≤ 1.05×). Batches of 1
-//    and 64 launches; the raw side is measured both bare and with the one cuEventRecord per batch that
-//    the backend adds, so the overhead can be read either way.
+// 1. Host time of cuda::Device::submit, and of quiesce::Engine::submit over it, against raw cuLaunchKernel
+//    of the same kernel with the same packed parameter block, in one process: the overhead per launch
+//    (target ≤ 1.05×). Batches of 1 and 64 launches. The raw side is measured bare, with the one
+//    cuEventRecord per batch that the backend adds (a pooled CU_EVENT_DISABLE_TIMING event, as the backend
+//    records), and with a cuStreamWriteValue64 of the batch's sequence number into host-mapped memory (a
+//    completion signal a poll could read without a driver call), so each per-batch signal's cost is known.
 // 2. A captured graph of 1,000 small kernels replayed, against the same 1,000 launches submitted eagerly,
-//    each waited to completion (target ≥ 5× faster).
+//    each waited to completion (target ≥ 5× faster), through the backend and raw: the graph is uploaded
+//    before timing (end_capture calls cuGraphUpload; the raw one calls it itself) and replayed 3 times
+//    untimed first; each figure is the median of 10 repetitions of at least 0.5 s.
 // Events are drained in bulk outside the timed region, so neither side pays for completion polling.
 #include <benchmark/benchmark.h>
 
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "quiesce/core.h"
+#include "quiesce/core/engine.h"
 #include "quiesce/cuda/device.h"
 
 namespace {
@@ -108,7 +113,9 @@ void BM_DeviceSubmit(benchmark::State& state) {
 }
 
 // The same launches straight through the driver: same function, stream, grid and parameter block.
-void raw_launches(benchmark::State& state, bool record_event) {
+enum class Signal { None, Record, WriteValue };
+
+void raw_launches(benchmark::State& state, Signal signal) {
   if (skip_without_gpu(state)) return;
   Bench& b = bench();
   const cuda::DriverFunctions& f = b.device->driver().api();
@@ -123,6 +130,16 @@ void raw_launches(benchmark::State& state, bool record_event) {
                    CU_LAUNCH_PARAM_END};
   CUevent event = nullptr;
   (void)f.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING);
+  // A 64-bit completion word in pinned, device-mapped host memory.
+  void* host_word = nullptr;
+  CUdeviceptr device_word = 0;
+  if (signal == Signal::WriteValue) {
+    if (f.cuMemHostAlloc(&host_word, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
+        f.cuMemHostGetDevicePointer(&device_word, host_word, 0) != CUDA_SUCCESS) {
+      state.SkipWithError("cuMemHostAlloc or cuMemHostGetDevicePointer failed");
+      return;
+    }
+  }
   const auto launches = state.range(0);
   std::uint64_t batches = 0;
   for (auto _ : state) {
@@ -132,7 +149,12 @@ void raw_launches(benchmark::State& state, bool record_event) {
         break;
       }
     }
-    if (record_event) (void)f.cuEventRecord(event, stream);
+    if (signal == Signal::Record) (void)f.cuEventRecord(event, stream);
+    if (signal == Signal::WriteValue &&
+        f.cuStreamWriteValue64(stream, device_word, batches + 1, CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS) {
+      state.SkipWithError("cuStreamWriteValue64 failed");
+      break;
+    }
     if (++batches % 512 == 0) {
       state.PauseTiming();
       (void)f.cuStreamSynchronize(stream);
@@ -140,12 +162,59 @@ void raw_launches(benchmark::State& state, bool record_event) {
     }
   }
   (void)f.cuStreamSynchronize(stream);
+  if (signal == Signal::WriteValue && *static_cast<volatile std::uint64_t*>(host_word) != batches) {
+    state.SkipWithError("the host-mapped completion word does not hold the last batch's number");
+  }
   (void)f.cuEventDestroy(event);
+  if (host_word != nullptr) (void)f.cuMemFreeHost(host_word);
   state.SetItemsProcessed(state.iterations() * launches);
 }
 
-void BM_RawLaunch(benchmark::State& state) { raw_launches(state, false); }
-void BM_RawLaunchAndRecord(benchmark::State& state) { raw_launches(state, true); }
+void BM_RawLaunch(benchmark::State& state) { raw_launches(state, Signal::None); }
+void BM_RawLaunchAndRecord(benchmark::State& state) { raw_launches(state, Signal::Record); }
+void BM_RawLaunchAndWriteValue(benchmark::State& state) { raw_launches(state, Signal::WriteValue); }
+
+// quiesce::Engine::submit over cuda::Device (fire-and-forget: the engine tracks each submission and
+// retires it at a later sync, which runs outside the timed region every 512 submissions).
+void BM_EngineSubmit(benchmark::State& state) {
+  if (skip_without_gpu(state)) return;
+  Bench& b = bench();
+  RealEnv env;
+  EngineOptions options;
+  options.queue_count = 1;
+  options.memory_budget_bytes = 64ULL << 20U;
+  Engine<cuda::Device, RealEnv> engine(*b.device, env, options);
+  if (!engine.open().ok()) {
+    state.SkipWithError("the engine did not open");
+    return;
+  }
+  Result<BufferId> buffer = engine.create_buffer(BufferRequest{kKernelBytes, kAllBufferUsage});
+  Result<ProgramId> fill = engine.load_program(ArtifactRef{"fill", ArtifactFormat::Builtin, {}, 1U << 20});
+  if (!buffer.ok() || !fill.ok()) {
+    state.SkipWithError("the engine's buffer or program failed");
+    return;
+  }
+  const std::array<EngineBinding, 1> binding = {EngineBinding{*buffer, Access::Write}};
+  const std::vector<EngineOp> batch(static_cast<std::size_t>(state.range(0)),
+                                    EngineOp::launch(*fill, small_dims(), binding, kValue));
+  std::uint64_t submissions = 0;
+  for (auto _ : state) {
+    if (!engine.submit(0, batch).ok()) {
+      state.SkipWithError("engine submit failed");
+      break;
+    }
+    if (++submissions % 512 == 0) {
+      state.PauseTiming();
+      (void)engine.sync(kWaitNs);
+      state.ResumeTiming();
+    }
+  }
+  (void)engine.sync(kWaitNs);
+  (void)engine.release(*buffer);
+  (void)engine.release(*fill);
+  (void)engine.shutdown(kWaitNs);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
 
 constexpr std::size_t kGraphKernels = 1000;
 
@@ -154,6 +223,11 @@ void BM_EagerThousandKernels(benchmark::State& state) {
   Bench& b = bench();
   const std::array<Binding, 1> binding = {Binding{b.buffer.ref(), Access::Write}};
   const std::vector<Command> batch(kGraphKernels, Command::launch(b.fill.ref(), small_dims(), binding, kValue));
+  for (int warm = 0; warm < 3; ++warm) {
+    SubmitResult submitted = b.device->submit(b.queue, batch, {});
+    (void)b.device->wait_event(submitted.event, kWaitNs);
+    (void)b.device->destroy_event(std::move(submitted.event));
+  }
   for (auto _ : state) {
     SubmitResult submitted = b.device->submit(b.queue, batch, {});
     const WaitResult waited = b.device->wait_event(submitted.event, kWaitNs);
@@ -182,6 +256,11 @@ void BM_GraphThousandKernels(benchmark::State& state) {
     return;
   }
   const std::array<Command, 1> replay = {Command::replay(executable->ref())};
+  for (int warm = 0; warm < 3; ++warm) {  // untimed: the first replays of an executable cost more
+    SubmitResult submitted = b.device->submit(b.queue, replay, {});
+    (void)b.device->wait_event(submitted.event, kWaitNs);
+    (void)b.device->destroy_event(std::move(submitted.event));
+  }
   for (auto _ : state) {
     SubmitResult submitted = b.device->submit(b.queue, replay, {});
     const WaitResult waited = b.device->wait_event(submitted.event, kWaitNs);
@@ -195,11 +274,73 @@ void BM_GraphThousandKernels(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kGraphKernels));
 }
 
-BENCHMARK(BM_DeviceSubmit)->Arg(1)->Arg(64)->UseRealTime()->MinTime(1.0);
-BENCHMARK(BM_RawLaunch)->Arg(1)->Arg(64)->UseRealTime()->MinTime(1.0);
-BENCHMARK(BM_RawLaunchAndRecord)->Arg(1)->Arg(64)->UseRealTime()->MinTime(1.0);
-BENCHMARK(BM_EagerThousandKernels)->UseRealTime()->MinTime(1.0);
-BENCHMARK(BM_GraphThousandKernels)->UseRealTime()->MinTime(1.0);
+// The same pair straight through the driver: 1,000 cuLaunchKernel then cuStreamSynchronize, against one
+// cuGraphLaunch of those 1,000 captured (uploaded with cuGraphUpload and replayed 3 times before timing).
+void raw_thousand(benchmark::State& state, bool graph) {
+  if (skip_without_gpu(state)) return;
+  Bench& b = bench();
+  const cuda::DriverFunctions& f = b.device->driver().api();
+  CUfunction function = b.device->native_function(b.fill);
+  CUstream stream = b.device->native_stream(b.queue);
+  std::array<std::byte, 20> parameters{};
+  const std::uint64_t pair[2] = {b.device->native_pointer(b.buffer), kKernelBytes};
+  std::memcpy(parameters.data(), pair, 16);
+  std::memcpy(parameters.data() + 16, kValue.data(), 4);
+  std::size_t parameter_bytes = parameters.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, parameters.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &parameter_bytes,
+                   CU_LAUNCH_PARAM_END};
+  const auto eager = [&] {
+    for (std::size_t index = 0; index < kGraphKernels; ++index) {
+      (void)f.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, nullptr, extra);
+    }
+  };
+  CUgraphExec executable = nullptr;
+  if (graph) {
+    CUgraph captured = nullptr;
+    if (f.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS) {
+      state.SkipWithError("cuStreamBeginCapture failed");
+      return;
+    }
+    eager();
+    if (f.cuStreamEndCapture(stream, &captured) != CUDA_SUCCESS ||
+        f.cuGraphInstantiateWithFlags(&executable, captured, 0) != CUDA_SUCCESS) {
+      state.SkipWithError("capturing or instantiating the raw graph failed");
+      return;
+    }
+    (void)f.cuGraphDestroy(captured);
+    (void)f.cuGraphUpload(executable, stream);
+  }
+  const auto once = [&] {
+    if (graph) {
+      (void)f.cuGraphLaunch(executable, stream);
+    } else {
+      eager();
+    }
+    return f.cuStreamSynchronize(stream);
+  };
+  for (int warm = 0; warm < 3; ++warm) (void)once();
+  for (auto _ : state) {
+    if (once() != CUDA_SUCCESS) {
+      state.SkipWithError("the raw work failed");
+      break;
+    }
+  }
+  if (executable != nullptr) (void)f.cuGraphExecDestroy(executable);
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kGraphKernels));
+}
+
+void BM_RawEagerThousandKernels(benchmark::State& state) { raw_thousand(state, false); }
+void BM_RawGraphThousandKernels(benchmark::State& state) { raw_thousand(state, true); }
+
+BENCHMARK(BM_DeviceSubmit)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EngineSubmit)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_RawLaunch)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_RawLaunchAndRecord)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_RawLaunchAndWriteValue)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EagerThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_GraphThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_RawEagerThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_RawGraphThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
 
 }  // namespace
 

@@ -12,6 +12,10 @@ namespace quiesce::cli {
 void add_hil_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<cuda::HilOptions>();
   auto no_campaign = std::make_shared<bool>(false);
+  auto no_engine_campaign = std::make_shared<bool>(false);
+  auto no_prediction = std::make_shared<bool>(false);
+  auto engine_runs = std::make_shared<std::uint32_t>(4);
+  auto engine_operations = std::make_shared<std::uint32_t>(400);
   CLI::App* hil = app.add_subcommand(
       "hil", "On a GPU: genuine faults, differential runs against the simulator, a fault campaign, calibration");
   hil->add_option("--ordinal", options->ordinal, "The GPU");
@@ -19,12 +23,29 @@ void add_hil_command(CLI::App& app, CommandResult& result) {
   hil->add_option("--differential-runs", options->differential_runs, "Differential scripts (seeds seed, seed+1, ...)");
   hil->add_option("--calibrate", options->calibrate_out, "Also calibrate and write the cost profile here");
   hil->add_flag("--no-fault-campaign", *no_campaign, "Skip the fault campaign through the injector and validator");
-  hil->callback([options, no_campaign, &result] {
+  hil->add_flag("--no-engine-campaign", *no_engine_campaign,
+                "Skip the fault campaign on the engine (Engine over Validator<Injector<cuda::Device>>)");
+  hil->add_option("--engine-runs", *engine_runs, "Engine fault campaign seeds (seed, seed+1, ...)");
+  hil->add_option("--engine-operations", *engine_operations, "Operations per engine fault campaign run");
+  hil->add_option("--cost-profile", options->cost_profile_in,
+                  "Predict with this cost profile instead of calibrating now");
+  hil->add_flag("--no-prediction", *no_prediction, "Skip the simulator's predicted vs measured time report");
+  hil->callback([options, no_campaign, no_engine_campaign, no_prediction, engine_runs, engine_operations, &result] {
     // hil_command forks its sticky-fault child before anything in this process touches CUDA.
     options->reference = hil::run_on_simulator;
     if (!*no_campaign) {
       options->fault_campaign = [](int ordinal, std::ostream& log) { return hil::fault_campaign(ordinal, log); };
     }
+    if (!*no_engine_campaign) {
+      const std::uint64_t seed = options->seed;
+      const std::uint32_t runs = *engine_runs;
+      const std::uint32_t operations = *engine_operations;
+      options->engine_campaign = [seed, runs, operations](int ordinal, std::ostream& log) {
+        return hil::engine_fault_campaign(ordinal, log, seed, runs, operations);
+      };
+    }
+    options->predict = hil::predict_on_simulator;
+    options->prediction = !*no_prediction;
     result.status = cuda::hil_command(*options, std::cout, std::cerr);
   });
 }

@@ -283,4 +283,9 @@ CUdeviceptr Device::native_pointer(const Buffer& buffer) const {
   return slot != nullptr ? slot->pointer : 0;
 }
 
+CUgraphExec Device::native_executable(const Executable& executable) const {
+  const detail::ExecutableSlot* slot = executables_.find(executable.id());
+  return slot != nullptr ? slot->graph : nullptr;
+}
+
 }  // namespace quiesce::cuda

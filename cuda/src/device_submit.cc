@@ -474,6 +474,12 @@ Result<Executable> Device::end_capture(const Queue& queue) {
   const CUresult instantiated = api().cuGraphInstantiateWithFlags(&executable, graph, 0);
   (void)api().cuGraphDestroy(graph);  // the executable graph is independent of its template
   if (instantiated != CUDA_SUCCESS) return fail(*context, instantiated, "cuGraphInstantiate failed");
+  // Upload it now, on its own stream, so that the first replay does not pay for the upload.
+  const CUresult uploaded = api().cuGraphUpload(executable, slot->stream);
+  if (uploaded != CUDA_SUCCESS) {
+    (void)api().cuGraphExecDestroy(executable);
+    return fail(*context, uploaded, "cuGraphUpload failed");
+  }
   std::sort(captured.pinned_buffers.begin(), captured.pinned_buffers.end());
   captured.pinned_buffers.erase(std::unique(captured.pinned_buffers.begin(), captured.pinned_buffers.end()),
                                 captured.pinned_buffers.end());

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <optional>
 
 #include "quiesce/core/transaction.h"
@@ -204,12 +206,11 @@ CheckResult sticky_fault_scenario(Device& device) {
   return check;
 }
 
-CheckResult sticky_fault_check(int ordinal) {
-  const std::string name = "genuine sticky fault in a child process, recovery in a fresh process";
-  if (Driver::initialised_in_this_process()) {
-    return CheckResult{name, false, "not run: this process had already initialised CUDA before the check, and a "
-                                    "forked child cannot use CUDA then (run it first, in a fresh process)"};
-  }
+namespace {
+
+// Runs `scenario` on a device of its own in a forked child and returns the child's verdict. The child
+// never returns: it writes one line (pass flag, detail) and _exits, its CUDA state poisoned on purpose.
+CheckResult run_in_child(const std::string& name, int ordinal, CheckResult (*scenario)(Device&)) {
   int channel[2];
   if (pipe(channel) != 0) return CheckResult{name, false, "pipe() failed"};
   const pid_t child = fork();
@@ -219,12 +220,11 @@ CheckResult sticky_fault_check(int ordinal) {
     DeviceOptions options;
     options.ordinal = ordinal;
     auto device = Device::open(options);
-    const CheckResult scenario = device.ok() ? sticky_fault_scenario(*device)
-                                             : CheckResult{name, false, device.error().message()};
-    const std::string line = std::string(scenario.passed ? "1" : "0") + scenario.detail;
+    const CheckResult verdict = device.ok() ? scenario(*device) : CheckResult{name, false, device.error().message()};
+    const std::string line = std::string(verdict.passed ? "1" : "0") + verdict.detail;
     (void)!write(channel[1], line.data(), line.size());
     close(channel[1]);
-    _exit(0);  // no destructors, no atexit: the child's CUDA state is poisoned on purpose
+    _exit(0);  // no destructors, no atexit
   }
   close(channel[1]);
   std::string report;
@@ -239,34 +239,66 @@ CheckResult sticky_fault_check(int ordinal) {
   int status = 0;
   (void)waitpid(child, &status, 0);
   if (report.empty()) return CheckResult{name, false, "the child process reported nothing (status " + std::to_string(status) + ")"};
-  CheckResult check{name, report[0] == '1', "child: " + report.substr(1)};
+  return CheckResult{name, report[0] == '1', "child: " + report.substr(1)};
+}
 
-  // Recovery: this process never faulted, so it is the fresh process; its new context must work.
+// Recovery of the raw backend in this (fresh) process: a new context must run a fill correctly.
+bool raw_recovery(Device& device) {
+  Stage fresh(device);
+  std::vector<Buffer> buffers;
+  buffers.push_back(fresh.allocate(kBytes));
+  bool recovered = fresh.failure.empty() && buffers[0].valid();
+  if (recovered) {
+    const std::array<Binding, 1> binding = {Binding{buffers[0].ref(), Access::Write}};
+    const std::array<std::byte, 4> value = {std::byte{3}, std::byte{3}, std::byte{3}, std::byte{3}};
+    const std::array<Command, 1> batch = {Command::launch(fresh.fill.ref(), fill_dims(256), binding, value)};
+    SubmitResult submitted = device.submit(fresh.queue, batch, {});
+    const WaitResult waited = device.wait_event(submitted.event, kWaitNs);
+    recovered = waited.ok() && waited->state == EventState::Complete && fresh.holds(buffers[0], std::byte{3});
+    if (submitted.event.valid()) (void)device.destroy_event(std::move(submitted.event));
+  }
+  fresh.close(buffers);
+  return recovered;
+}
+
+const char* const kStickyName = "genuine sticky fault in a child process, recovery in a fresh process";
+const char* const kEngineStickyName =
+    "engine over cuda::Device: genuine sticky fault in a child process (quarantined, reported), a fresh "
+    "engine in a fresh process completes the work";
+
+}  // namespace
+
+std::vector<CheckResult> sticky_fault_checks(int ordinal, bool engine) {
+  if (Driver::initialised_in_this_process()) {
+    const std::string why = "not run: this process had already initialised CUDA before the check, and a forked "
+                            "child cannot use CUDA then (run it first, in a fresh process)";
+    std::vector<CheckResult> refused = {CheckResult{kStickyName, false, why}};
+    if (engine) refused.push_back(CheckResult{kEngineStickyName, false, why});
+    return refused;
+  }
+  // Every child first: once this process initialises CUDA (for the recoveries), it can fork no more.
+  std::vector<CheckResult> checks;
+  checks.push_back(run_in_child(kStickyName, ordinal, &sticky_fault_scenario));
+  if (engine) checks.push_back(run_in_child(kEngineStickyName, ordinal, &engine_sticky_fault_scenario));
+
+  // Recovery: this process never faulted, so it is the fresh process.
   DeviceOptions options;
   options.ordinal = ordinal;
   auto device = Device::open(options);
-  bool recovered = device.ok();
-  if (recovered) {
-    Stage fresh(*device);
-    std::vector<Buffer> buffers;
-    buffers.push_back(fresh.allocate(kBytes));
-    recovered = fresh.failure.empty() && buffers[0].valid();
-    if (recovered) {
-      const std::array<Binding, 1> binding = {Binding{buffers[0].ref(), Access::Write}};
-      const std::array<std::byte, 4> value = {std::byte{3}, std::byte{3}, std::byte{3}, std::byte{3}};
-      const std::array<Command, 1> batch = {Command::launch(fresh.fill.ref(), fill_dims(256), binding, value)};
-      SubmitResult submitted = device->submit(fresh.queue, batch, {});
-      const WaitResult waited = device->wait_event(submitted.event, kWaitNs);
-      recovered = waited.ok() && waited->state == EventState::Complete && fresh.holds(buffers[0], std::byte{3});
-      if (submitted.event.valid()) (void)device->destroy_event(std::move(submitted.event));
-    }
-    fresh.close(buffers);
+  const bool raw = device.ok() && raw_recovery(*device);
+  checks[0].detail += raw ? "; parent (a fresh process): a new context ran a fill correctly"
+                          : "; parent (a fresh process): a new context did NOT work";
+  checks[0].passed = checks[0].passed && raw;
+  if (engine) {
+    const CheckResult fresh = device.ok() ? engine_recovery_check(*device)
+                                          : CheckResult{kEngineStickyName, false, device.error().message()};
+    checks[1].detail += "; parent (a fresh process), a fresh engine: " + fresh.detail;
+    checks[1].passed = checks[1].passed && fresh.passed;
   }
-  check.detail += recovered ? "; parent (a fresh process): a new context ran a fill correctly"
-                            : "; parent (a fresh process): a new context did NOT work";
-  check.passed = check.passed && recovered;
-  return check;
+  return checks;
 }
+
+CheckResult sticky_fault_check(int ordinal) { return sticky_fault_checks(ordinal, false).front(); }
 
 namespace {
 
@@ -304,11 +336,63 @@ CheckResult differential_check(Device& device, const Script& script,
   return CheckResult{name, false, detail};
 }
 
+namespace {
+
+// The prediction part: a profile (loaded or calibrated now), the simulator's times with it, the GPU's.
+void prediction_part(const HilOptions& options, Device& device, std::ostream& out, std::ostream& err, bool& all_passed) {
+  std::string profile;
+  if (!options.cost_profile_in.empty()) {
+    std::ifstream file(options.cost_profile_in);
+    std::stringstream text;
+    text << file.rdbuf();
+    if (!file.good() && !file.eof()) {
+      print(out, err, CheckResult{"prediction report", false, "cannot read " + options.cost_profile_in}, all_passed);
+      return;
+    }
+    profile = text.str();
+    out << "   cost profile: " << options.cost_profile_in << '\n';
+  } else {
+    Result<std::string, CalibrationError> calibrated = calibrate(device);
+    if (!calibrated.ok()) {
+      print(out, err, CheckResult{"prediction report", false, calibrated.error().reason}, all_passed);
+      return;
+    }
+    profile = std::move(calibrated).value();
+    if (!options.calibrate_out.empty()) {
+      std::ofstream file(options.calibrate_out);
+      file << profile;
+      out << "   cost profile: calibrated now, written to " << options.calibrate_out << '\n';
+    } else {
+      out << "   cost profile: calibrated now\n";
+    }
+    out << profile;
+  }
+  Result<std::vector<ClassTiming>, std::string> predicted = options.predict(profile);
+  if (!predicted.ok()) {
+    print(out, err, CheckResult{"prediction report", false, "the simulator refused the profile: " + predicted.error()},
+          all_passed);
+    return;
+  }
+  const std::vector<ClassTiming> measured = time_command_classes(device, [] { return host_now_ns(); });
+  const std::uint64_t worst = prediction_report(*predicted, measured, out);
+  bool complete = true;
+  for (const ClassTiming& timing : measured) complete = complete && timing.failure.empty();
+  for (const ClassTiming& timing : *predicted) complete = complete && timing.failure.empty();
+  // A report, not a pass/fail on accuracy: it fails only when a probe could not run on either side.
+  print(out, err,
+        CheckResult{"prediction report", complete,
+                    std::to_string(measured.size()) + " command classes timed on both sides; largest error " +
+                        std::to_string(worst) + "%"},
+        all_passed);
+}
+
+}  // namespace
+
 int hil_command(const HilOptions& options, std::ostream& out, std::ostream& err) {
   // First, before this process touches the GPU: a forked child may use CUDA only if its parent has not.
   // Without a driver the child says so, and so does the open below.
-  std::optional<CheckResult> sticky;
-  if (options.real_faults) sticky = sticky_fault_check(options.ordinal);
+  std::vector<CheckResult> sticky;
+  if (options.real_faults) sticky = sticky_fault_checks(options.ordinal, options.engine_sticky);
   DeviceOptions device_options;
   device_options.ordinal = options.ordinal;
   auto opened = Device::open(device_options);
@@ -339,15 +423,31 @@ int hil_command(const HilOptions& options, std::ostream& out, std::ostream& err)
   } else {
     for (const CheckResult& check : options.fault_campaign(options.ordinal, out)) print(out, err, check, all_passed);
   }
+  out << "-- fault campaign on the engine: Engine over Validator<Injector<cuda::Device>>\n";
+  if (!options.engine_campaign) {
+    out << "NOT RUN  engine fault campaign: none was supplied\n";
+  } else {
+    for (const CheckResult& check : options.engine_campaign(options.ordinal, out)) print(out, err, check, all_passed);
+  }
   if (options.real_faults) {
     out << "-- genuine faults\n";
     for (const CheckResult& check : real_fault_checks(device)) print(out, err, check, all_passed);
-    if (sticky) print(out, err, *sticky, all_passed);
+    for (const CheckResult& check : sticky) print(out, err, check, all_passed);
   }
-  if (!options.calibrate_out.empty()) {
-    out << "-- calibration\n";
-    const int calibrated = calibrate_command(options.calibrate_out, out, err);
-    all_passed = all_passed && calibrated == kExitOk;
+  out << "-- prediction: the simulator with the calibrated cost profile against the GPU, per command class\n";
+  if (!options.prediction) {
+    out << "NOT RUN  prediction report: switched off\n";
+  } else if (!options.predict) {
+    out << "NOT RUN  prediction report: no simulator was supplied\n";
+  } else {
+    prediction_part(options, device, out, err, all_passed);
+  }
+  if (options.calibrate_out.empty() || !options.cost_profile_in.empty() || !options.prediction || !options.predict) {
+    if (!options.calibrate_out.empty()) {
+      out << "-- calibration\n";
+      const int calibrated = calibrate_command(options.calibrate_out, out, err);
+      all_passed = all_passed && calibrated == kExitOk;
+    }
   }
   out << (all_passed ? "hil: every check passed\n" : "hil: a check FAILED\n");
   return all_passed ? kExitOk : kExitCheckFailed;

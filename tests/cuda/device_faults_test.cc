@@ -1,7 +1,7 @@
 // Genuine faults on a GPU, not injected ones: an out-of-memory allocation, a partial submit (an invalid
 // launch in the middle of a batch), a rejected submit (the invalid launch first), and a sticky device fault
 // (the illegal-address kernel) after which the context fails closed, in a child process, and a fresh process
-// works. Skipped without a driver.
+// works; and the same sticky fault under quiesce::Engine. Skipped without a driver.
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -104,6 +104,25 @@ TEST_F(DeviceFaults, AStickyFaultFailsClosedAndAFreshProcessRecovers) {
   const std::array<Command, 1> batch = {Command::launch(fill.ref(), dims(4, 256), binding, value)};
   EXPECT_EQ(run(batch).state, EventState::Complete);
   EXPECT_EQ(read(buffer, 4096), std::vector<std::byte>(4096, std::byte{3}));
+}
+
+// The same genuine fault under quiesce::Engine<cuda::Device>: in a child process the engine sees the loss,
+// surfaces the failure exactly once as a device loss, discards what the lost context held and accounts for
+// every resource at shutdown (its in-process recovery is tried and reported); then in this fresh process a
+// fresh engine completes the same work and shuts down clean.
+TEST_F(DeviceFaults, UnderTheEngineAStickyFaultIsReportedAndAFreshEngineRecovers) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const CheckResult check = engine_sticky_fault_scenario(device());
+        std::fprintf(stderr, "%s: %s\n", check.passed ? "engine sticky scenario held" : "engine sticky scenario FAILED",
+                     check.detail.c_str());
+        std::fflush(stderr);
+        std::_Exit(check.passed ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "engine sticky scenario held");
+  const CheckResult fresh = engine_recovery_check(device());
+  EXPECT_TRUE(fresh.passed) << fresh.detail;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "quiesce/properties/hil_reference.h"
 #include "quiesce/sim/config.h"
@@ -80,6 +81,54 @@ TEST(DifferentialGpu, TheGpuAgreesWithTheSimulator) {
   }
 }
 
+// The prediction probes run on the simulator without a GPU: every command class is timed, and the figures
+// come from the cost profile given (a slower launch in the profile is a slower predicted launch).
+TEST(Prediction, TheSimulatorTimesEveryClassFromTheProfile) {
+  const sim::CostProfile defaults{};
+  const auto predicted = predict_on_simulator(sim::to_text(defaults));
+  ASSERT_TRUE(predicted.ok()) << predicted.error();
+  ASSERT_GE(predicted->size(), 10U);
+  for (const cuda::ClassTiming& timing : *predicted) {
+    EXPECT_TRUE(timing.failure.empty()) << timing.command_class << ": " << timing.failure;
+    EXPECT_GT(timing.ns, 0U) << timing.command_class;
+  }
+  sim::CostProfile slow_launch = defaults;
+  slow_launch.launch_latency_ns = defaults.launch_latency_ns * 4;
+  const auto slower = predict_on_simulator(sim::to_text(slow_launch));
+  ASSERT_TRUE(slower.ok());
+  const auto launch_ns = [](const std::vector<cuda::ClassTiming>& timings) {
+    for (const cuda::ClassTiming& timing : timings) {
+      if (timing.command_class == "launch") return timing.ns;
+    }
+    return std::uint64_t{0};
+  };
+  EXPECT_GT(launch_ns(*slower), launch_ns(*predicted) + 2 * defaults.launch_latency_ns);
+  EXPECT_FALSE(predict_on_simulator("launch_latency_ns = banana\n").ok());
+}
+
+TEST(Prediction, TheReportGivesEachClassItsError) {
+  const std::vector<cuda::ClassTiming> predicted = {{"launch", "p", 3000, {}}, {"zero", "p", 500, {}}};
+  const std::vector<cuda::ClassTiming> measured = {{"launch", "p", 2000, {}}, {"zero", "p", 1000, {}},
+                                                   {"free", "p", 10, {}}};
+  std::ostringstream out;
+  EXPECT_EQ(cuda::prediction_report(predicted, measured, out), 50U);
+  EXPECT_NE(out.str().find("+50%"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("-50%"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("not compared: no prediction"), std::string::npos) << out.str();
+  std::ostringstream same;
+  EXPECT_EQ(cuda::prediction_report(predicted, predicted, same), 0U);
+}
+
+// The engine workload over Validator<Injector<cuda::Device>> on the GPU (one short seed; quiesce hil runs more).
+TEST(EngineCampaign, OneSeedIsCleanOnTheGpu) {
+  if (const std::string reason = skip_reason(); !reason.empty()) GTEST_SKIP() << reason;
+  std::ostringstream log;
+  const std::vector<cuda::CheckResult> checks = engine_fault_campaign(0, log, 7, 1, 200);
+  ASSERT_EQ(checks.size(), 1U);
+  EXPECT_TRUE(checks[0].passed) << checks[0].detail << "\n" << log.str();
+  std::cout << checks[0].name << ": " << checks[0].detail << "\n";
+}
+
 TEST(Calibration, TheProfileLoadsIntoTheSimulator) {
   if (const std::string reason = skip_reason(); !reason.empty()) GTEST_SKIP() << reason;
   auto device = cuda::Device::open();
@@ -111,6 +160,10 @@ TEST(HilCommand, EveryCheckPassesOnTheGpu) {
         options.differential_runs = 6;
         options.reference = run_on_simulator;
         options.fault_campaign = [](int ordinal, std::ostream& log) { return fault_campaign(ordinal, log); };
+        options.engine_campaign = [](int ordinal, std::ostream& log) {
+          return engine_fault_campaign(ordinal, log, 20261202, 2, 300);
+        };
+        options.predict = predict_on_simulator;
         // The report goes to stdout (which a death test passes through); the verdict to stderr (which
         // the death test matches).
         const int status = cuda::hil_command(options, std::cout, std::cerr);

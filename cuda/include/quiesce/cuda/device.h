@@ -177,6 +177,7 @@ class Device {
   CUstream native_stream(const Queue& queue) const;
   CUfunction native_function(const Program& program) const;
   CUdeviceptr native_pointer(const Buffer& buffer) const;
+  CUgraphExec native_executable(const Executable& executable) const;
 
  private:
   Device(std::shared_ptr<const Driver> driver, const DeviceOptions& options, CUdevice device);

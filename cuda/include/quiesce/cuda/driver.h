@@ -51,6 +51,8 @@ inline constexpr int kDriverApiVersion = 13000;
   X(cuMemGetAddressRange)                \
   X(cuMemAllocHost)                      \
   X(cuMemFreeHost)                       \
+  X(cuMemHostAlloc)                      \
+  X(cuMemHostGetDevicePointer)           \
   X(cuMemcpyHtoD)                        \
   X(cuMemcpyDtoH)                        \
   X(cuMemcpyHtoDAsync)                   \
@@ -68,6 +70,7 @@ inline constexpr int kDriverApiVersion = 13000;
   X(cuStreamQuery)                       \
   X(cuStreamSynchronize)                 \
   X(cuStreamWaitEvent)                   \
+  X(cuStreamWriteValue64)                \
   X(cuStreamBeginCapture)                \
   X(cuStreamEndCapture)                  \
   X(cuEventCreate)                       \
@@ -78,6 +81,7 @@ inline constexpr int kDriverApiVersion = 13000;
   X(cuEventElapsedTime)                  \
   X(cuGraphInstantiateWithFlags)         \
   X(cuGraphLaunch)                       \
+  X(cuGraphUpload)                       \
   X(cuGraphDestroy)                      \
   X(cuGraphExecDestroy)                  \
   X(cuGraphGetNodes)

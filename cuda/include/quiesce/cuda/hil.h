@@ -20,6 +20,7 @@
 #include "quiesce/cuda/device.h"
 #include "quiesce/cuda/differential.h"
 #include "quiesce/cuda/info.h"
+#include "quiesce/cuda/prediction.h"
 
 namespace quiesce::cuda {
 
@@ -39,8 +40,17 @@ struct HilOptions {
   std::function<ScriptLog(const Script&)> reference;
   // The fault campaign through Validator<Injector<cuda::Device>>, given the ordinal. Absent: not run.
   std::function<std::vector<CheckResult>(int ordinal, std::ostream& log)> fault_campaign;
+  // The fault campaign on the engine: Engine over Validator<Injector<cuda::Device>>. Absent: not run.
+  std::function<std::vector<CheckResult>(int ordinal, std::ostream& log)> engine_campaign;
   bool real_faults = true;
+  bool engine_sticky = true;               // also the sticky fault under the engine (child + fresh process)
   std::string calibrate_out;               // when not empty, calibrate and write the cost profile there
+  // The prediction report: the simulator loaded with a cost profile's text times the command-class probes
+  // (cuda/prediction.h). Absent: not run. The profile is `cost_profile_in`'s content when given, else a
+  // calibration made now (written to calibrate_out when that is given).
+  std::function<Result<std::vector<ClassTiming>, std::string>(const std::string& profile_text)> predict;
+  std::string cost_profile_in;
+  bool prediction = true;
 };
 
 // Exit status: kExitOk (0) every check passed, kExitCheckFailed (1) one failed, kExitNoDriver (3) no driver.
@@ -60,6 +70,18 @@ CheckResult sticky_fault_scenario(Device& device);
 // work. Must run before this process loads libcuda (a forked child cannot use CUDA after its parent has);
 // otherwise it reports that it did not run, as a failure.
 CheckResult sticky_fault_check(int ordinal);
+
+// The sticky fault under quiesce::Engine<cuda::Device, RealEnv>: work completes, then the illegal-address
+// kernel; the engine must see the loss, surface the failure exactly once (as a device loss), discard what
+// the lost context held and account for every resource at shutdown. It also tries the engine's in-process
+// recovery and reports the answer. Poisons the calling process, like sticky_fault_scenario.
+CheckResult engine_sticky_fault_scenario(Device& device);
+// A fresh engine on `device` runs the same work (fill, cross-queue copy, reads) and shuts down clean.
+CheckResult engine_recovery_check(Device& device);
+
+// Every sticky scenario in a forked child of its own (the raw one, and with `engine` the engine's), then
+// the recoveries in this fresh process. Same precondition as sticky_fault_check.
+std::vector<CheckResult> sticky_fault_checks(int ordinal, bool engine);
 
 // One differential run: the script on the GPU and on `reference`, compared.
 CheckResult differential_check(Device& device, const Script& script,
