@@ -52,22 +52,32 @@ step() { echo "=== $* ($(date -u +%H:%M:%S))"; }
 
 {
   step cuda_bench
-  [ -x "$bin/cuda_bench" ] && "$bin/cuda_bench" --benchmark_out="$out/bench.json" --benchmark_out_format=json \
-    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+  # The benchmarks set their own repetitions (5 or 10, at least 0.5 s each) and report aggregates only.
+  [ -x "$bin/cuda_bench" ] && "$bin/cuda_bench" --benchmark_out="$out/bench.json" --benchmark_out_format=json
   echo "exit status $?"
   python3 - "$out/bench.json" <<'PY'
-import json, sys
-rows = {b["name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("aggregate_name") == "median"}
+import json, re, sys
+rows = {}
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    if b.get("aggregate_name") != "median":
+        continue
+    name = re.sub(r"/(min_time|repeats|real_time)[^/]*", "", b["run_name"])
+    rows[name] = b["real_time"]  # ns (the benchmarks' default unit)
 def t(name):
-    row = rows.get(name + "_median")
-    return row["real_time"] if row else None
+    return rows.get(name)
 for n in (1, 64):
-    d, r, rr = t(f"BM_DeviceSubmit/{n}/min_time:1.000/real_time"), t(f"BM_RawLaunch/{n}/min_time:1.000/real_time"), t(f"BM_RawLaunchAndRecord/{n}/min_time:1.000/real_time")
-    if d and r and rr:
-        print(f"submit batch {n}: device {d/n:.0f} ns/launch, raw launch {r/n:.0f}, raw launch+record {rr/n:.0f}; ratio vs raw {d/r:.3f}, vs raw+record {d/rr:.3f}")
-e, g = t("BM_EagerThousandKernels/min_time:1.000/real_time"), t("BM_GraphThousandKernels/min_time:1.000/real_time")
-if e and g:
-    print(f"1000 kernels: eager {e/1000:.0f} us, graph {g/1000:.0f} us, graph speed-up {e/g:.2f}x")
+    d, e = t(f"BM_DeviceSubmit/{n}"), t(f"BM_EngineSubmit/{n}")
+    r, rr, rw = t(f"BM_RawLaunch/{n}"), t(f"BM_RawLaunchAndRecord/{n}"), t(f"BM_RawLaunchAndWriteValue/{n}")
+    if d and r and rr and rw:
+        print(f"batch {n}: host ns per launch (median): Device::submit {d/n:.0f}, Engine::submit {e/n:.0f}, "
+              f"raw launch {r/n:.0f}, raw launch+cuEventRecord {rr/n:.0f}, raw launch+cuStreamWriteValue64 {rw/n:.0f}")
+        print(f"batch {n}: Device::submit / raw {d/r:.3f}, / (raw+record) {d/rr:.3f}; Engine::submit / raw {e/r:.3f}; "
+              f"per-batch signal: record {rr-r:.0f} ns, write-value {rw-r:.0f} ns")
+for prefix in ("", "Raw"):
+    e, g = t(f"BM_{prefix}EagerThousandKernels"), t(f"BM_{prefix}GraphThousandKernels")
+    if e and g:
+        print(f"1000 kernels {'raw driver' if prefix else 'through cuda::Device'}: eager {e/1000:.0f} us, "
+              f"graph {g/1000:.0f} us (medians of 10), graph speed-up {e/g:.2f}x")
 PY
 } >"$out/bench.txt" 2>&1
 
@@ -75,9 +85,10 @@ PY
   if [ -x "$bin/quiesce" ]; then
     subcommands="$("$bin/quiesce" --help 2>&1)"
     if grep -Eq '^ +hil( |$)' <<<"$subcommands"; then
-      step "quiesce hil"; "$bin/quiesce" hil; echo "exit status $?"
+      step "quiesce hil (calibrates, then the prediction report with that profile)"
+      "$bin/quiesce" hil --differential-runs 20 --calibrate "$out/cost_profile.txt"; echo "exit status $?"
     fi
-    if grep -Eq '^ +calibrate( |$)' <<<"$subcommands"; then
+    if grep -Eq '^ +calibrate( |$)' <<<"$subcommands" && [ ! -s "$out/cost_profile.txt" ]; then
       step "quiesce calibrate"; "$bin/quiesce" calibrate --output "$out/cost_profile.txt"; echo "exit status $?"
     fi
   fi
