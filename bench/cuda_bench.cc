@@ -6,6 +6,9 @@
 //    cuEventRecord per batch that the backend adds (a pooled CU_EVENT_DISABLE_TIMING event, as the backend
 //    records), and with a cuStreamWriteValue64 of the batch's sequence number into host-mapped memory (a
 //    completion signal a poll could read without a driver call), so each per-batch signal's cost is known.
+//    The backend is measured with both completion signals (cuda::CompletionSignal): PerBatch records an
+//    event at every submit; OnDemand records none at submit and one at the queue's tail when a poll needs
+//    it (here: when the 512 batches are drained, outside the timed region, which then costs one record).
 // 2. A captured graph of 1,000 small kernels replayed, against the same 1,000 launches submitted eagerly,
 //    each waited to completion (target ≥ 5× faster), through the backend and raw: the graph is uploaded
 //    before timing (end_capture calls cuGraphUpload; the raw one calls it itself) and replayed 3 times
@@ -42,8 +45,10 @@ struct Bench {
   Program fill;
   MemoryBudget budget{std::uint64_t{1} << 62};
 
-  Bench() {
-    auto opened = cuda::Device::open();
+  explicit Bench(cuda::CompletionSignal completion) {
+    cuda::DeviceOptions options;
+    options.completion = completion;
+    auto opened = cuda::Device::open(options);
     if (!opened.ok()) {
       unavailable = opened.error().message();
       return;
@@ -58,14 +63,19 @@ struct Bench {
   }
 };
 
-Bench& bench() {
-  static Bench instance;  // NOLINT: one GPU setup per benchmark process, built on first use
-  return instance;
+// One GPU setup per completion signal, built on first use.
+Bench& bench(cuda::CompletionSignal completion = cuda::CompletionSignal::PerBatch) {
+  if (completion == cuda::CompletionSignal::OnDemand) {
+    static Bench on_demand(cuda::CompletionSignal::OnDemand);  // NOLINT
+    return on_demand;
+  }
+  static Bench per_batch(cuda::CompletionSignal::PerBatch);  // NOLINT
+  return per_batch;
 }
 
-bool skip_without_gpu(benchmark::State& state) {
-  if (bench().device) return false;
-  state.SkipWithError(bench().unavailable.c_str());
+bool skip_without_gpu(benchmark::State& state, cuda::CompletionSignal completion = cuda::CompletionSignal::PerBatch) {
+  if (bench(completion).device) return false;
+  state.SkipWithError(bench(completion).unavailable.c_str());
   return true;
 }
 
@@ -77,8 +87,8 @@ LaunchDims small_dims() {
   return dims;
 }
 
-void drain(std::vector<Event>& events) {
-  cuda::Device& device = *bench().device;
+void drain(std::vector<Event>& events, cuda::CompletionSignal completion = cuda::CompletionSignal::PerBatch) {
+  cuda::Device& device = *bench(completion).device;
   if (!events.empty()) (void)device.wait_event(events.back(), kWaitNs);
   for (Event& event : events) {
     (void)device.wait_event(event, kWaitNs);
@@ -87,9 +97,9 @@ void drain(std::vector<Event>& events) {
   events.clear();
 }
 
-void BM_DeviceSubmit(benchmark::State& state) {
-  if (skip_without_gpu(state)) return;
-  Bench& b = bench();
+void device_submit(benchmark::State& state, cuda::CompletionSignal completion) {
+  if (skip_without_gpu(state, completion)) return;
+  Bench& b = bench(completion);
   const std::array<Binding, 1> binding = {Binding{b.buffer.ref(), Access::Write}};
   const std::vector<Command> batch(static_cast<std::size_t>(state.range(0)),
                                    Command::launch(b.fill.ref(), small_dims(), binding, kValue));
@@ -104,13 +114,16 @@ void BM_DeviceSubmit(benchmark::State& state) {
     events.push_back(std::move(submitted.event));
     if (events.size() == 512) {
       state.PauseTiming();
-      drain(events);
+      drain(events, completion);
       state.ResumeTiming();
     }
   }
-  drain(events);
+  drain(events, completion);
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
+
+void BM_DeviceSubmit(benchmark::State& state) { device_submit(state, cuda::CompletionSignal::PerBatch); }
+void BM_DeviceSubmitOnDemand(benchmark::State& state) { device_submit(state, cuda::CompletionSignal::OnDemand); }
 
 // The same launches straight through the driver: same function, stream, grid and parameter block.
 enum class Signal { None, Record, WriteValue };
@@ -176,9 +189,9 @@ void BM_RawLaunchAndWriteValue(benchmark::State& state) { raw_launches(state, Si
 
 // quiesce::Engine::submit over cuda::Device (fire-and-forget: the engine tracks each submission and
 // retires it at a later sync, which runs outside the timed region every 512 submissions).
-void BM_EngineSubmit(benchmark::State& state) {
-  if (skip_without_gpu(state)) return;
-  Bench& b = bench();
+void engine_submit(benchmark::State& state, cuda::CompletionSignal completion) {
+  if (skip_without_gpu(state, completion)) return;
+  Bench& b = bench(completion);
   RealEnv env;
   EngineOptions options;
   options.queue_count = 1;
@@ -215,6 +228,9 @@ void BM_EngineSubmit(benchmark::State& state) {
   (void)engine.shutdown(kWaitNs);
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
+
+void BM_EngineSubmit(benchmark::State& state) { engine_submit(state, cuda::CompletionSignal::PerBatch); }
+void BM_EngineSubmitOnDemand(benchmark::State& state) { engine_submit(state, cuda::CompletionSignal::OnDemand); }
 
 constexpr std::size_t kGraphKernels = 1000;
 
@@ -333,6 +349,8 @@ void BM_RawEagerThousandKernels(benchmark::State& state) { raw_thousand(state, f
 void BM_RawGraphThousandKernels(benchmark::State& state) { raw_thousand(state, true); }
 
 BENCHMARK(BM_DeviceSubmit)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_DeviceSubmitOnDemand)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EngineSubmitOnDemand)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EngineSubmit)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_RawLaunch)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_RawLaunchAndRecord)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);

@@ -67,12 +67,16 @@ def t(name):
     return rows.get(name)
 for n in (1, 64):
     d, e = t(f"BM_DeviceSubmit/{n}"), t(f"BM_EngineSubmit/{n}")
+    do, eo = t(f"BM_DeviceSubmitOnDemand/{n}"), t(f"BM_EngineSubmitOnDemand/{n}")
     r, rr, rw = t(f"BM_RawLaunch/{n}"), t(f"BM_RawLaunchAndRecord/{n}"), t(f"BM_RawLaunchAndWriteValue/{n}")
     if d and r and rr and rw:
         print(f"batch {n}: host ns per launch (median): Device::submit {d/n:.0f}, Engine::submit {e/n:.0f}, "
               f"raw launch {r/n:.0f}, raw launch+cuEventRecord {rr/n:.0f}, raw launch+cuStreamWriteValue64 {rw/n:.0f}")
         print(f"batch {n}: Device::submit / raw {d/r:.3f}, / (raw+record) {d/rr:.3f}; Engine::submit / raw {e/r:.3f}; "
               f"per-batch signal: record {rr-r:.0f} ns, write-value {rw-r:.0f} ns")
+    if do and eo:
+        print(f"batch {n}, on-demand completion: Device::submit {do/n:.0f} ns/launch ({do/r:.3f}x raw), "
+              f"Engine::submit {eo/n:.0f} ns/launch ({eo/r:.3f}x raw)")
 for prefix in ("", "Raw"):
     e, g = t(f"BM_{prefix}EagerThousandKernels"), t(f"BM_{prefix}GraphThousandKernels")
     if e and g:
@@ -86,7 +90,7 @@ PY
     subcommands="$("$bin/quiesce" --help 2>&1)"
     if grep -Eq '^ +hil( |$)' <<<"$subcommands"; then
       step "quiesce hil (calibrates, then the prediction report with that profile)"
-      "$bin/quiesce" hil --differential-runs 20 --calibrate "$out/cost_profile.txt"; echo "exit status $?"
+      timeout 300 "$bin/quiesce" hil --differential-runs 20 --calibrate "$out/cost_profile.txt"; echo "exit status $?"
     fi
     if grep -Eq '^ +calibrate( |$)' <<<"$subcommands" && [ ! -s "$out/cost_profile.txt" ]; then
       step "quiesce calibrate"; "$bin/quiesce" calibrate --output "$out/cost_profile.txt"; echo "exit status $?"
@@ -94,7 +98,7 @@ PY
   fi
   if [ -x "$bin/cuda_hil_test" ]; then
     step "cuda_hil_test: differential, calibration, hil_command end to end"
-    QUIESCE_CALIBRATE_OUT=/tmp/cost_profile_test.txt "$bin/cuda_hil_test" --gtest_color=no
+    QUIESCE_CALIBRATE_OUT=/tmp/cost_profile_test.txt timeout 240 "$bin/cuda_hil_test" --gtest_color=no
     echo "exit status $?"
   fi
 } >"$out/hil.log" 2>&1

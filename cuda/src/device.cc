@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
 
 #include "quiesce/cuda/errors.h"
 
@@ -46,6 +48,10 @@ Device::Device(std::shared_ptr<const Driver> driver, const DeviceOptions& option
       queues_(options.queues_max),
       events_(options.objects_max),
       executables_(options.objects_max) {
+  if (const char* chosen = std::getenv("QUIESCE_CUDA_COMPLETION"); chosen != nullptr) {
+    if (std::string_view(chosen) == "on-demand") options_.completion = CompletionSignal::OnDemand;
+    if (std::string_view(chosen) == "per-batch") options_.completion = CompletionSignal::PerBatch;
+  }
   const DriverFunctions& f = api();
   char name[256] = {};
   if (f.cuDeviceGetName(name, sizeof(name) - 1, device_) != CUDA_SUCCESS) name[0] = '\0';

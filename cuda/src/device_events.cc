@@ -43,7 +43,32 @@ Observation Device::observe(std::uint64_t event_id, EventSlot& event) {
   auto entered = enter(event.context_id);
   if (!entered.ok()) return Observation{EventState::Indeterminate, entered.error(), std::nullopt};
   CUresult result = CUDA_SUCCESS;
-  if (event.recorded) {
+  if (event.on_demand) {
+    QueueSlot* queue = queues_.find(event.queue_id);
+    if (queue == nullptr) {
+      return Observation{EventState::Indeterminate,
+                         make_error(ErrorKind::Internal, "the batch's queue is gone and its completion was never seen"),
+                         std::nullopt};
+    }
+    if (queue->completed_sequence < event.sequence) {
+      if (queue->capturing && (queue->probe == nullptr || queue->probe_sequence < event.sequence)) {
+        return Observation{EventState::Indeterminate,
+                           make_error(ErrorKind::Internal, "no completion probe covers the batch and its queue is capturing"),
+                           std::nullopt};
+      }
+      const CUresult covered = cover_with_probe(*context, *queue, event.sequence);
+      if (covered != CUDA_SUCCESS) {
+        return Observation{EventState::Indeterminate, fail(*context, covered, "recording the completion probe failed"),
+                           std::nullopt};
+      }
+      result = api().cuEventQuery(queue->probe);
+      if (result == CUDA_SUCCESS) {
+        queue->completed_sequence = std::max(queue->completed_sequence, queue->probe_sequence);
+        return_event(*context, queue->probe, false);
+        queue->probe = nullptr;
+      }
+    }
+  } else if (event.recorded) {
     result = api().cuEventQuery(event.done);
   } else {
     // The record after the batch failed. The stream being idle still proves the prefix is done.
@@ -64,6 +89,27 @@ Observation Device::observe(std::uint64_t event_id, EventSlot& event) {
   event.observed.error = event.partial ? event.partial_error : Error{};
   event.observed.timing = timing_of(*context, event);
   return event.observed;
+}
+
+CUresult Device::cover_with_probe(ContextSlot& context, QueueSlot& queue, std::uint64_t sequence) {
+  if (queue.probe != nullptr && queue.probe_sequence >= sequence) return CUDA_SUCCESS;
+  CUevent probe = nullptr;
+  if (!context.idle_events.empty()) {
+    probe = context.idle_events.back();
+    context.idle_events.pop_back();
+  } else {
+    const CUresult created = api().cuEventCreate(&probe, CU_EVENT_DISABLE_TIMING);
+    if (created != CUDA_SUCCESS) return created;
+  }
+  const CUresult recorded = api().cuEventRecord(probe, queue.stream);
+  if (recorded != CUDA_SUCCESS) {
+    return_event(context, probe, false);
+    return recorded;
+  }
+  return_event(context, queue.probe, false);  // the new probe covers everything the old one did
+  queue.probe = probe;
+  queue.probe_sequence = queue.submitted_sequence;
+  return CUDA_SUCCESS;
 }
 
 Observation Device::poll_event(const Event& event) {

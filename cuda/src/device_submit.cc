@@ -76,6 +76,8 @@ ReleaseResult<Queue> Device::destroy_queue(Queue&& queue_in) {
   }
   auto entered = enter(context_id);
   if (!entered.ok()) return ReleaseResult<Queue>::rejected(std::move(queue), entered.error());
+  return_event(*context, slot->probe, false);
+  slot->probe = nullptr;
   const CUresult destroyed = api().cuStreamDestroy(slot->stream);
   queues_.erase(queue_id);
   release_child(context_id);
@@ -205,7 +207,7 @@ Status Device::validate_command(const QueueSlot& queue, const Command& command, 
       if (event == nullptr || event->context_id != queue.context_id) {
         return make_error(ErrorKind::InvalidArgument, "the wait names no live event of the queue's context");
       }
-      if (!event->terminal && !event->recorded) {
+      if (!event->terminal && !event->recorded && !event->on_demand) {
         return make_error(ErrorKind::InvalidArgument, "the waited-on event was never recorded, so there is nothing to wait on");
       }
       return ok_status();
@@ -268,6 +270,14 @@ CUresult Device::enqueue_command(QueueSlot& queue, const Command& command) {
     case CommandKind::Wait: {
       const EventSlot* event = &events_.get(command.event.id);
       if (event->terminal) return CUDA_SUCCESS;  // the dependency is already met
+      if (event->on_demand) {
+        QueueSlot* source = queues_.find(event->queue_id);
+        if (source == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+        if (source->completed_sequence >= event->sequence) return CUDA_SUCCESS;
+        const CUresult covered = cover_with_probe(contexts_.get(queue.context_id), *source, event->sequence);
+        if (covered != CUDA_SUCCESS) return covered;
+        return f.cuStreamWaitEvent(queue.stream, source->probe, 0);  // its state now: later records do not matter
+      }
       return f.cuStreamWaitEvent(queue.stream, event->done, 0);
     }
   }
@@ -311,19 +321,25 @@ SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions optio
     return SubmitResult::rejected(make_error(ErrorKind::Busy, "the queue stayed full until the admission timeout", true));
   }
 
-  // The event's slot is taken first, so running out of slots is a rejection, never lost work.
+  // The event's slot is taken first, so running out of slots is a rejection, never lost work. On-demand
+  // completion takes no CUDA event here (a partial submit takes one below).
   const bool timing = options.timing;
-  Result<CUevent> done = take_event(context, timing);
-  if (!done.ok()) return SubmitResult::rejected(done.error());
+  const bool on_demand = options_.completion == CompletionSignal::OnDemand && !timing;
+  CUevent done = nullptr;
+  if (!on_demand) {
+    Result<CUevent> taken = take_event(context, timing);
+    if (!taken.ok()) return SubmitResult::rejected(taken.error());
+    done = *taken;
+  }
   EventSlot fresh;
   fresh.context_id = slot->context_id;
   fresh.queue_id = queue.id();
   fresh.stream = slot->stream;
   fresh.submitted_ns = host_now_ns();
-  fresh.done = *done;
+  fresh.done = done;
   const std::optional<std::uint64_t> id = events_.insert(std::move(fresh));
   if (!id) {
-    return_event(context, *done, timing);
+    return_event(context, done, timing);
     return SubmitResult::rejected(make_error(ErrorKind::OutOfMemory, "the CUDA backend's event table is full", true));
   }
   EventSlot& event = *events_.find(*id);
@@ -358,11 +374,22 @@ SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions optio
   }
   if (failed && really_enqueued == 0) return give_up(enqueue_error);  // nothing reached the stream
 
-  const CUresult recorded = api().cuEventRecord(event.done, slot->stream);
-  event.recorded = recorded == CUDA_SUCCESS;
+  event.sequence = ++slot->submitted_sequence;
+  CUresult recorded = CUDA_SUCCESS;
+  if (on_demand && !failed) {
+    event.on_demand = true;  // nothing recorded: the first poll that needs it records the queue's probe
+  } else {
+    if (event.done == nullptr) {  // an on-demand partial submit: its terminal needs an event of its own
+      Result<CUevent> taken = take_event(context, false);
+      if (taken.ok()) event.done = *taken;
+    }
+    recorded = event.done != nullptr ? api().cuEventRecord(event.done, slot->stream) : CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  event.recorded = recorded == CUDA_SUCCESS && !event.on_demand;
   event.partial = failed;
   event.partial_error = enqueue_error;
-  const Error record_error = event.recorded ? Error{} : fail(context, recorded, "cuEventRecord after the batch failed");
+  const Error record_error =
+      recorded == CUDA_SUCCESS ? Error{} : fail(context, recorded, "cuEventRecord after the batch failed");
   context.children++;
   slot->in_flight.push_back(*id);
   for (std::uint32_t index = 0; index < processed; ++index) {
@@ -372,7 +399,7 @@ SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions optio
   Event handle(*id, queue.epoch());
   // A partial submit: the prefix may run, so the event owns the whole batch until it is terminal.
   if (failed) return SubmitResult::indeterminate(std::move(handle), enqueue_error, processed);
-  if (!event.recorded) return SubmitResult::indeterminate(std::move(handle), record_error, processed);
+  if (recorded != CUDA_SUCCESS) return SubmitResult::indeterminate(std::move(handle), record_error, processed);
   return SubmitResult::submitted(std::move(handle), processed);
 }
 
@@ -393,6 +420,7 @@ Status Device::synchronize(const Queue& queue, std::uint64_t timeout_ns) {
   for (std::uint64_t polls = 0;; ++polls) {
     const CUresult result = api().cuStreamQuery(slot->stream);
     if (result == CUDA_SUCCESS) {
+      slot->completed_sequence = slot->submitted_sequence;  // the stream is idle: every batch is done
       prune_in_flight(*slot);
       return ok_status();
     }
@@ -417,6 +445,12 @@ Status Device::begin_capture(const Queue& queue) {
   if (slot->capturing) return make_error(ErrorKind::InvalidArgument, "the queue is already capturing");
   auto entered = enter(slot->context_id);
   if (!entered.ok()) return entered.error();
+  // On-demand completion: record the probe for every batch submitted so far now, since nothing can be
+  // recorded on the stream (outside the graph) while it captures.
+  if (slot->submitted_sequence > slot->completed_sequence) {
+    const CUresult covered = cover_with_probe(**entered, *slot, slot->submitted_sequence);
+    if (covered != CUDA_SUCCESS) return fail(**entered, covered, "recording the queue's completion probe before the capture failed");
+  }
   const CUresult begun = api().cuStreamBeginCapture(slot->stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
   if (begun != CUDA_SUCCESS) return fail(**entered, begun, "cuStreamBeginCapture failed");
   slot->capturing = true;

@@ -33,8 +33,17 @@
 
 namespace quiesce::cuda {
 
+// How a batch's completion is signalled (docs/cuda.md, "Completion signals").
+enum class CompletionSignal : std::uint8_t {
+  PerBatch,  // one cuEventRecord (pooled, timing disabled) after every batch, at submit
+  OnDemand,  // no record at submit: the first poll, wait or cross-queue Wait that needs one records one
+             // event at the queue's tail, which then answers for every batch submitted before it
+};
+
 struct DeviceOptions {
   int ordinal = 0;
+  // QUIESCE_CUDA_COMPLETION=on-demand or per-batch in the environment overrides this at Device::open.
+  CompletionSignal completion = CompletionSignal::PerBatch;
   std::uint32_t queue_depth_max = 1024;     // batches in flight per queue before admission waits
   std::uint32_t queues_max = 256;
   std::uint32_t batch_commands_max = 4096;
@@ -91,6 +100,12 @@ struct QueueSlot {
   bool capturing = false;
   CaptureState capture;
   std::vector<std::uint64_t> in_flight;  // event ids not yet observed terminal, oldest first
+  // Every batch submitted gets the next sequence number. On-demand completion: batches up to
+  // completed_sequence are known complete; `probe` (when not null) was recorded after batch probe_sequence.
+  std::uint64_t submitted_sequence = 0;
+  std::uint64_t completed_sequence = 0;
+  CUevent probe = nullptr;
+  std::uint64_t probe_sequence = 0;
 };
 
 struct EventSlot {
@@ -99,6 +114,8 @@ struct EventSlot {
   CUstream stream = nullptr;
   CUevent done = nullptr;          // recorded after the batch (or its enqueued prefix)
   CUevent timing_start = nullptr;  // recorded before the batch when timing was requested
+  bool on_demand = false;          // no event of its own: its queue's probe answers (CompletionSignal::OnDemand)
+  std::uint64_t sequence = 0;      // the batch's sequence number on its queue
   bool recorded = false;           // false: the record itself failed; fall back to cuStreamQuery
   bool partial = false;            // a partial submit: terminal is FailedButQuiescent
   Error partial_error = {};
@@ -178,6 +195,7 @@ class Device {
   CUfunction native_function(const Program& program) const;
   CUdeviceptr native_pointer(const Buffer& buffer) const;
   CUgraphExec native_executable(const Executable& executable) const;
+  CompletionSignal completion() const { return options_.completion; }
 
  private:
   Device(std::shared_ptr<const Driver> driver, const DeviceOptions& options, CUdevice device);
@@ -202,6 +220,9 @@ class Device {
   CUresult enqueue_command(detail::QueueSlot& queue, const Command& command);
   void prune_in_flight(detail::QueueSlot& queue);
   Observation observe(std::uint64_t event_id, detail::EventSlot& event);
+  // On-demand completion: makes the queue's probe cover batch `sequence`, recording one at the stream's tail
+  // when the current one does not. CUDA_SUCCESS, or the failing call's code.
+  CUresult cover_with_probe(detail::ContextSlot& context, detail::QueueSlot& queue, std::uint64_t sequence);
   std::optional<TimingReceipt> timing_of(detail::ContextSlot& context, const detail::EventSlot& event);
   bool admit(detail::QueueSlot& queue, std::uint64_t admission_timeout_ns);
 
