@@ -85,7 +85,7 @@ TEST(DifferentialGpu, TheGpuAgreesWithTheSimulator) {
 // come from the cost profile given (a slower launch in the profile is a slower predicted launch).
 TEST(Prediction, TheSimulatorTimesEveryClassFromTheProfile) {
   const sim::CostProfile defaults{};
-  const auto predicted = predict_on_simulator(sim::to_text(defaults));
+  auto predicted = predict_on_simulator(sim::to_text(defaults));
   ASSERT_TRUE(predicted.ok()) << predicted.error();
   ASSERT_GE(predicted->size(), 10U);
   for (const cuda::ClassTiming& timing : *predicted) {
@@ -94,7 +94,7 @@ TEST(Prediction, TheSimulatorTimesEveryClassFromTheProfile) {
   }
   sim::CostProfile slow_launch = defaults;
   slow_launch.launch_latency_ns = defaults.launch_latency_ns * 4;
-  const auto slower = predict_on_simulator(sim::to_text(slow_launch));
+  auto slower = predict_on_simulator(sim::to_text(slow_launch));
   ASSERT_TRUE(slower.ok());
   const auto launch_ns = [](const std::vector<cuda::ClassTiming>& timings) {
     for (const cuda::ClassTiming& timing : timings) {

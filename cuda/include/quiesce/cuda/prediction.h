@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -39,8 +41,9 @@ inline constexpr std::uint64_t kLarge = 16ULL << 20U;
 inline constexpr std::uint64_t kTransfer = 1ULL << 20U;
 inline constexpr std::uint64_t kUpload = 64ULL << 10U;
 inline constexpr std::uint32_t kLaunchBatch = 64;
-inline constexpr std::uint32_t kGraphNodes = 100;
+inline constexpr std::uint32_t kGraphNodes = 64;  // one batch: the simulator allows 64 commands
 inline constexpr std::uint32_t kPolls = 1000;
+inline constexpr std::uint64_t kDelayNs = 20'000'000;
 
 template <Backend B, class Now>
 class Prober {
@@ -59,6 +62,23 @@ class Prober {
           const std::uint64_t begin = now_();
           ok = body() && ok;
           sample = now_() - begin;
+        }
+        std::sort(samples.begin(), samples.end());
+        timing.ns = samples[kRepeats / 2] / divisor;
+        if (!ok) timing.failure = "the probe's work failed";
+      }
+      out.push_back(std::move(timing));
+    };
+    // A probe that times part of its own work (the rest sets up or cleans up): nullopt when it failed.
+    const auto add_self_timed = [&](std::string name, std::string probe, std::uint64_t divisor, auto&& body) {
+      ClassTiming timing{std::move(name), std::move(probe), 0, failure};
+      if (failure.empty()) {
+        std::array<std::uint64_t, kRepeats> samples{};
+        bool ok = body().has_value();  // warm-up
+        for (std::uint64_t& sample : samples) {
+          const std::optional<std::uint64_t> elapsed = body();
+          ok = ok && elapsed.has_value();
+          sample = elapsed.value_or(0);
         }
         std::sort(samples.begin(), samples.end());
         timing.ns = samples[kRepeats / 2] / divisor;
@@ -87,7 +107,24 @@ class Prober {
     });
     add("zero", "one Zero command of 16 MiB, submitted and waited", 1,
         [&] { return submit_wait({Command::zero(large_b_.ref(), 0, kLarge)}); });
-    add("event poll", "poll_event of a completed batch's event, 1,000 times; per poll", kPolls, [&] {
+    add_self_timed("event poll (pending)",
+                   "poll_event of a batch still running (a 20 ms delay kernel), 1,000 times; per poll", kPolls, [&] {
+                     const std::array<std::byte, 8> delay = little_endian(kDelayNs);
+                     const std::array<Command, 1> batch = {Command::launch(delay_.ref(), LaunchDims{}, {}, delay)};
+                     SubmitResult submitted = device_.submit(queue_, batch, {});
+                     if (submitted.status != SubmitStatus::Submitted) return std::optional<std::uint64_t>{};
+                     bool pending = true;
+                     const std::uint64_t begin = now_();
+                     for (std::uint32_t index = 0; index < kPolls; ++index) {
+                       pending = device_.poll_event(submitted.event).state == EventState::Pending && pending;
+                     }
+                     const std::uint64_t elapsed = now_() - begin;
+                     const WaitResult waited = device_.wait_event(submitted.event, kWaitNs);
+                     (void)device_.destroy_event(std::move(submitted.event));
+                     if (!pending || !waited.ok()) return std::optional<std::uint64_t>{};
+                     return std::optional<std::uint64_t>{elapsed};
+                   });
+    add("event poll (terminal)", "poll_event of a batch already seen complete, 1,000 times; per poll", kPolls, [&] {
       bool ok = true;
       for (std::uint32_t index = 0; index < kPolls; ++index) {
         ok = device_.poll_event(completed_).state == EventState::Complete && ok;
@@ -106,7 +143,7 @@ class Prober {
       spare_.pop_back();
       return device_.free_buffer(std::move(buffer)).status == ReleaseStatus::Released;
     });
-    add("graph replay", "replay of a captured graph of 100 4 KiB fills, submitted and waited; per node", kGraphNodes,
+    add("graph replay", "replay of a captured graph of 64 4 KiB fills, submitted and waited; per node", kGraphNodes,
         [&] { return graph_.valid() && submit_wait({Command::replay(graph_.ref())}); });
     teardown();
     return out;
@@ -119,9 +156,11 @@ class Prober {
     context_ = std::move(context).value();
     auto queue = device_.create_queue(context_, QueueDesc{});
     auto fill = device_.load_program(context_, ArtifactRef{"fill", ArtifactFormat::Builtin, {}, 1U << 20});
-    if (!queue.ok() || !fill.ok()) return "create_queue or load_program(fill) failed";
+    auto delay = device_.load_program(context_, ArtifactRef{"delay", ArtifactFormat::Builtin, {}, 1U << 20});
+    if (!queue.ok() || !fill.ok() || !delay.ok()) return "create_queue or load_program(fill, delay) failed";
     queue_ = std::move(queue).value();
     fill_ = std::move(fill).value();
+    delay_ = std::move(delay).value();
     small_ = allocate(kSmall);
     transfer_ = allocate(kTransfer);
     large_a_ = allocate(kLarge);
@@ -151,6 +190,7 @@ class Prober {
     for (Buffer& buffer : spare_) (void)device_.free_buffer(std::move(buffer));
     spare_.clear();
     if (fill_.valid()) (void)device_.unload_program(std::move(fill_));
+    if (delay_.valid()) (void)device_.unload_program(std::move(delay_));
     if (queue_.valid()) (void)device_.destroy_queue(std::move(queue_));
     if (context_.valid()) (void)device_.destroy_context(std::move(context_));
   }
@@ -178,6 +218,12 @@ class Prober {
     return ok;
   }
 
+  static std::array<std::byte, 8> little_endian(std::uint64_t value) {
+    std::array<std::byte, 8> bytes{};
+    for (std::size_t index = 0; index < bytes.size(); ++index) bytes[index] = static_cast<std::byte>(value >> (8 * index));
+    return bytes;
+  }
+
   static constexpr std::array<std::byte, 4> kValue = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
 
   B& device_;
@@ -186,6 +232,7 @@ class Prober {
   Context context_;
   Queue queue_;
   Program fill_;
+  Program delay_;
   Buffer small_;
   Buffer transfer_;
   Buffer large_a_;
