@@ -3,7 +3,8 @@
 // Without --seed it is a campaign over --seeds (default 0..29999) of engine workloads under the `default`
 // fault plan with swarm testing, sized to finish in about a minute on two cores. With --seed it runs that
 // one case and prints everything it did. Either way the last lines are `violations:`, `findings:` and
-// `digest:`. --trace and --check-determinism record the raw contract workload for the seed (traces/).
+// `digest:`. --trace records that one case (engine or raw workload, the same run and digest as without
+// --trace) as a trace; --check-determinism records it twice and compares the bytes (record_case.h).
 #include <iostream>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "plan_option.h"
 #include "quiesce/core/digest.h"
 #include "quiesce/properties/cases.h"
+#include "quiesce/properties/record_case.h"
 #include "quiesce/properties/replay.h"
 #include "quiesce/sim/config.h"
 #include "quiesce/traces/commands.h"
@@ -38,25 +40,53 @@ void print_verdict(std::uint64_t violations, std::uint64_t findings, std::uint64
   out << "digest: " << to_hex(digest) << "\n";
 }
 
-int run_recorded(const RunOptions& options, std::ostream& out, std::ostream& err) {
-  std::optional<properties::RunConfig> config =
-      properties::make_run_config(options.seed.value_or(1), options.faults, options.operations);
-  if (!config) {
-    err << "quiesce run: --trace and --check-determinism take a built-in plan (none, default, all), not '"
-        << options.faults << "'\n";
-    return kExitBadInput;
+void print_difference(const properties::Divergence& divergence, std::ostream& out) {
+  out << "divergence at record " << divergence.record_index << "\n  expected: " << divergence.expected
+      << "\n  actual:   " << divergence.actual << "\n";
+}
+
+int run_recorded(const RunOptions& options, const properties::CaseOptions& case_options, std::ostream& out,
+                 std::ostream& err) {
+  const std::uint64_t seed = options.seed.value_or(1);
+  if (options.check_determinism) {
+    const properties::DeterminismReport report = properties::check_case_determinism(seed, case_options);
+    if (report.identical) {
+      out << "deterministic: two runs of seed " << seed << " wrote the same " << report.bytes << " bytes ("
+          << report.records << " records)\n";
+      return kExitHeld;
+    }
+    err << "quiesce run: two runs of seed " << seed << " differ\n";
+    if (report.difference.has_value()) print_difference(*report.difference, out);
+    return kExitFailed;
   }
-  if (options.check_determinism) return properties::determinism_command(*config, out, err);
   const std::optional<traces::Encoding> encoding = traces::encoding_from_string(options.encoding);
   if (!encoding) {
     err << "quiesce run: --encoding must be binary or jsonl, not '" << options.encoding << "'\n";
     return kExitBadInput;
   }
-  return properties::record_command(*config, options.trace, *encoding, out, err);
+  const properties::RecordedCase run = properties::record_case(seed, case_options);
+  traces::TraceResult<void> written = traces::write_bytes_file(options.trace, run.trace);
+  if (written.ok() && *encoding == traces::Encoding::JsonLines) {
+    traces::TraceResult<traces::Trace> decoded = traces::decode_binary(run.trace);
+    written = decoded.ok() ? traces::write_trace_file(options.trace, decoded.value(), *encoding)
+                           : traces::TraceResult<void>(decoded.error());
+  }
+  if (!written.ok()) {
+    err << "quiesce run: " << written.error().message() << "\n";
+    return kExitBadInput;
+  }
+  out << run.report;
+  for (const properties::Failure& failure : run.result.failures) {
+    out << "failed: " << properties::invariant_id(failure.invariant) << ": " << failure.message << "\n";
+  }
+  out << "trace: " << options.trace << " (" << (*encoding == traces::Encoding::Binary ? "binary" : "JSON Lines") << ", "
+      << run.footer.record_count << " records, " << run.trace.size() << " bytes binary, digest "
+      << to_hex(run.footer.digest) << ")\n";
+  print_verdict(run.result.violations, run.result.findings, run.result.digest, out);
+  return run.result.passed() ? kExitHeld : kExitFailed;
 }
 
 int run_command(const RunOptions& options, std::ostream& out, std::ostream& err) {
-  if (!options.trace.empty() || options.check_determinism) return run_recorded(options, out, err);
   Result<faults::Plan, std::string> plan = load_plan(options.faults);
   if (!plan.ok()) {
     err << "quiesce run: " << plan.error() << "\n";
@@ -70,6 +100,7 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
   out << "quiesce run: " << options.workload << " workload on Validator<Injector<sim::Device>>, fault plan "
       << options.faults << (case_options.swarm ? " with swarm testing" : "") << ", " << options.operations
       << " operations per case\n";
+  if (!options.trace.empty() || options.check_determinism) return run_recorded(options, case_options, out, err);
   if (options.seed) {
     sim::Config config;
     config.seed = *options.seed;
@@ -121,10 +152,10 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   run->add_option("--workload", options->workload, "engine (the reference engine) or raw (the raw contract workload)")
       ->check(CLI::IsMember({"engine", "raw"}));
   run->add_flag("--no-swarm", options->no_swarm, "Keep every fault family of the plan on in every case");
-  run->add_option("--trace", options->trace, "Record the raw workload of --seed into this trace file");
+  run->add_option("--trace", options->trace, "Record the case of --seed (engine or raw workload) into this trace file");
   run->add_option("--encoding", options->encoding, "Trace encoding for --trace: binary or jsonl");
   run->add_flag("--check-determinism", options->check_determinism,
-                "Record the raw workload of --seed twice and compare the traces byte for byte");
+                "Record the case of --seed twice and compare the traces byte for byte");
   run->callback([options, &result] { result.status = run_command(*options, std::cout, std::cerr); });
 }
 

@@ -8,6 +8,8 @@
 #include "quiesce/faults/injector.h"
 #include "quiesce/properties/engine_workload.h"
 #include "quiesce/properties/raw_workload.h"
+#include "quiesce/properties/record_case.h"
+#include "quiesce/properties/recorded_stack.h"
 #include "quiesce/sim/device.h"
 #include "quiesce/sim/fiber_env.h"
 
@@ -89,21 +91,19 @@ void judge_raw(const RawWorkloadStats& stats, CaseResult& result) {
   probe(result, stats.terminals_cancelled > 0, "cancellation won");
 }
 
-std::uint64_t run_once(std::uint64_t seed, const CaseOptions& options, Outcome& outcome) {
-  sim::Config config;
-  config.seed = seed;
-  sim::Device device(config);
-  faults::Plan plan = options.plan;
-  if (options.swarm) faults::apply_swarm(plan, seed);
-  Stack stack(ValidatorOptions{ViolationMode::CollectAll}, device, std::move(plan), Prng(seed).derive("faults"));
+// The workloads drive `top`: the stack itself, or the recorder on top of it when the case is recorded.
+template <class Top>
+std::uint64_t run_on(Top& top, Stack& stack, sim::Device& device, std::uint64_t seed, const CaseOptions& options,
+                     Outcome& outcome, sim::ScheduleObserver* observer) {
   Digest digest;
   if (options.workload == WorkloadKind::Engine) {
     sim::FiberEnv env(device.clock(), sim::Schedule::from_seed(Prng(seed).derive("schedule")));
+    env.set_observer(observer);
     EngineWorkloadOptions workload;
     workload.seed = seed;
     workload.operations = options.operations;
     workload.on_liveness = [&stack] { stack.inner().set_injecting(false); };
-    const EngineWorkloadResult run = run_engine_workload(stack, env, workload, digest);
+    const EngineWorkloadResult run = run_engine_workload(top, env, workload, digest);
     print_result(run, outcome.report);
     judge_engine(run, outcome.result);
   } else {
@@ -111,7 +111,7 @@ std::uint64_t run_once(std::uint64_t seed, const CaseOptions& options, Outcome& 
     workload.seed = seed;
     workload.operations = options.operations;
     workload.on_liveness = [&stack] { stack.inner().set_injecting(false); };
-    const RawWorkloadStats stats = run_raw_workload(stack, workload, digest);
+    const RawWorkloadStats stats = run_raw_workload(top, workload, digest);
     print_stats(stats, outcome.report);
     judge_raw(stats, outcome.result);
   }
@@ -120,6 +120,21 @@ std::uint64_t run_once(std::uint64_t seed, const CaseOptions& options, Outcome& 
   probe(outcome.result, !stack.inner().injected().empty(), "fault injected");
   digest.add(device.digest());
   return digest.value();
+}
+
+std::uint64_t run_once(std::uint64_t seed, const CaseOptions& options, Outcome& outcome) {
+  if (options.trace != nullptr) {
+    const RunConfig config = case_run_config(seed, options);
+    RecordedSimStack recorded(config, config.plan, *options.trace);
+    return run_on(recorded.top(), recorded.validator(), recorded.device(), seed, options, outcome, &recorded);
+  }
+  sim::Config config;
+  config.seed = seed;
+  sim::Device device(config);
+  faults::Plan plan = options.plan;
+  if (options.swarm) faults::apply_swarm(plan, seed);
+  Stack stack(ValidatorOptions{ViolationMode::CollectAll}, device, std::move(plan), Prng(seed).derive("faults"));
+  return run_on(stack, stack, device, seed, options, outcome, nullptr);
 }
 
 }  // namespace

@@ -84,6 +84,7 @@ traces::TraceResult<ReplayReport> replay_trace(const traces::Trace& trace) {
   {
     const faults::Plan plan = replay_detail::replay_plan(config->plan, replay_detail::replay_faults_of(trace.records));
     SimStack stack(config.value(), plan, sink);
+    stack.follow(trace.records);  // virtual time that passed between calls, and the schedule records
     CallExecutor executor(stack.top());
     std::string problem;
     for (std::uint64_t index = 0; index < trace.records.size() && !sink.diverged(); ++index) {

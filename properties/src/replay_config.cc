@@ -4,9 +4,13 @@
 #include <map>
 #include <string>
 
+#include "quiesce/core/prng.h"
 #include "quiesce/faults/plan.h"
+#include "quiesce/properties/engine_workload.h"
+#include "quiesce/properties/record_case.h"
 #include "quiesce/properties/replay.h"
 #include "quiesce/sim/config.h"
+#include "quiesce/sim/schedule.h"
 
 namespace quiesce::properties {
 namespace {
@@ -127,15 +131,29 @@ std::string device_problem(const Fields& fields, sim::Config& device) {
   return invalid.empty() ? std::string() : "the device configuration is invalid: " + invalid;
 }
 
+std::string validator_text(const ValidatorOptions& validator) {
+  return line("validator_collect_all", validator.mode == ViolationMode::CollectAll ? 1 : 0) +
+         line("validator_identical_resubmit", validator.check_identical_resubmit ? 1 : 0) +
+         line("validator_read_initialised", validator.check_read_initialised ? 1 : 0);
+}
+
 std::string workload_text(const RunConfig& config) {
   const RawWorkloadOptions& workload = config.workload;
   return std::string("kind = raw\n") + line("operations", workload.operations) + line("queues", workload.queues) +
          line("buffers_max", workload.buffers_max) + line("buffer_bytes_max", workload.buffer_bytes_max) +
          line("memory_budget_bytes", workload.memory_budget_bytes) + line("wait_timeout_ns", workload.wait_timeout_ns) +
          line("liveness_rounds_max", workload.liveness_rounds_max) + "device_fault = " + ratio(workload.device_fault) + "\n" +
-         line("validator_collect_all", config.validator.mode == ViolationMode::CollectAll ? 1 : 0) +
-         line("validator_identical_resubmit", config.validator.check_identical_resubmit ? 1 : 0) +
-         line("validator_read_initialised", config.validator.check_read_initialised ? 1 : 0);
+         validator_text(config.validator);
+}
+
+// The engine workload's options. A replay does not run the engine (it re-issues the recorded calls), so
+// only the validator lines and the bounds below are read back; the rest says what was run.
+std::string engine_workload_text(const EngineWorkloadOptions& workload, const ValidatorOptions& validator) {
+  return std::string("kind = engine\n") + line("operations", workload.operations) + line("queues", workload.queues) +
+         line("buffers_max", workload.buffers_max) + line("buffer_bytes_max", workload.buffer_bytes_max) +
+         line("memory_budget_bytes", workload.memory_budget_bytes) + line("wait_timeout_ns", workload.wait_timeout_ns) +
+         line("liveness_timeout_ns", workload.liveness_timeout_ns) + "device_fault = " + ratio(workload.device_fault) + "\n" +
+         validator_text(validator);
 }
 
 std::string workload_problem(const Fields& fields, RunConfig& config) {
@@ -172,6 +190,32 @@ std::optional<RunConfig> make_run_config(std::uint64_t seed, std::string_view pl
   return config;
 }
 
+RunConfig case_run_config(std::uint64_t seed, const CaseOptions& options) {
+  RunConfig config;
+  config.seed = seed;
+  config.device.seed = seed;
+  config.plan = options.plan;
+  if (options.swarm) faults::apply_swarm(config.plan, seed);
+  config.plan.seed = Prng(seed).derive("faults");
+  config.validator = ValidatorOptions{ViolationMode::CollectAll};
+  config.workload.seed = seed;
+  config.workload.operations = options.operations;
+  return config;
+}
+
+traces::TraceHeader case_header(std::uint64_t seed, const CaseOptions& options) {
+  const RunConfig config = case_run_config(seed, options);
+  traces::TraceHeader header = header_of(config);
+  if (options.workload == WorkloadKind::Engine) {
+    EngineWorkloadOptions workload;
+    workload.seed = seed;
+    workload.operations = options.operations;
+    header.workload = engine_workload_text(workload, config.validator);
+    header.schedule = "fibers: " + sim::Schedule::from_seed(Prng(seed).derive("schedule")).describe();
+  }
+  return header;
+}
+
 traces::TraceHeader header_of(const RunConfig& config) {
   traces::TraceHeader header = traces::make_header(config.seed);
   header.device = device_text(config.device);
@@ -192,7 +236,7 @@ traces::TraceResult<RunConfig> config_from_header(const traces::TraceHeader& hea
   std::string problem;
   if (!parse_fields(header.device, device_fields, problem)) return refuse("the header's device configuration " + problem);
   if (!parse_fields(header.workload, workload_fields, problem)) return refuse("the header's workload " + problem);
-  if (workload_fields.contains("kind") && workload_fields.at("kind") != "raw") {
+  if (workload_fields.contains("kind") && workload_fields.at("kind") != "raw" && workload_fields.at("kind") != "engine") {
     return refuse("the header's workload kind '" + workload_fields.at("kind") + "' cannot be replayed by this build");
   }
   problem = device_problem(device_fields, config.device);

@@ -6,6 +6,10 @@
 // do). The candidate runs on a fresh stack and is re-recorded; it stops at the first record of the same
 // failure (same kind, same rule or finding name), so trailing calls fall away. A reproducing candidate's
 // re-recording becomes the current trace: every accepted step is itself a faithful recording.
+//
+// Each kept call starts no earlier than it did in the trace it comes from (RecordedSimStack::follow_clock):
+// time an engine let pass between calls (sleeps, waits for a retry) passes again, so an engine trace
+// shrinks like a raw one. Schedule records are not kept: the minimal trace is one host thread's calls.
 #include <set>
 #include <string>
 #include <utility>
@@ -55,11 +59,17 @@ class Shrinker {
     close_dependencies(base.records, keep);
     std::vector<faults::InjectedFault> faults;
     std::vector<const traces::CallRecord*> calls;
+    std::vector<std::uint64_t> clocks;
+    std::uint64_t clock_ns = 0;
     std::uint64_t call = 0;
     std::uint64_t reaching = 0;  // kept calls so far that reached the injector
     for (const Record& record : base.records) {
+      if (record.kind == RecordKind::Clock) clock_ns = record.note.value;
       if (record.kind == RecordKind::Call) {
-        if (keep[call]) calls.push_back(&record.call);
+        if (keep[call]) {
+          calls.push_back(&record.call);
+          clocks.push_back(clock_ns);
+        }
         reaching += keep[call] && base.reached[call] ? 1 : 0;
         ++call;
       } else if (record.kind == RecordKind::Fault && record.note.call_index < keep.size() && keep[record.note.call_index] &&
@@ -69,15 +79,19 @@ class Shrinker {
         faults.push_back(one[0]);
       }
     }
-    return run(calls, faults);
+    return run(calls, faults, std::move(clocks));
   }
 
-  Attempt run(const std::vector<const traces::CallRecord*>& calls, std::vector<faults::InjectedFault> faults) {
+  // `clocks[n]`: the virtual time kept call n began at in the trace it comes from. Time that passed
+  // between calls there (an engine's sleeps) passes again before the call; a dropped call's own time does not.
+  Attempt run(const std::vector<const traces::CallRecord*>& calls, std::vector<faults::InjectedFault> faults,
+              std::vector<std::uint64_t> clocks) {
     ++replays_;
     ComparingSink sink(header_, nullptr);
     Attempt result;
     {
       SimStack stack(config_, replay_detail::replay_plan(config_.plan, std::move(faults)), sink);
+      stack.follow_clock(std::move(clocks));
       CallExecutor executor(stack.top());
       std::string problem;
       for (const traces::CallRecord* call : calls) {
@@ -163,11 +177,17 @@ traces::TraceResult<ShrinkReport> shrink_trace(const traces::Trace& trace, const
 
   // The first attempt replays everything with the recorded faults; it must reproduce the failure.
   std::vector<const traces::CallRecord*> all_calls;
+  std::vector<std::uint64_t> clocks;
+  std::uint64_t clock_ns = 0;
   for (const Record& record : trace.records) {
-    if (record.kind == RecordKind::Call) all_calls.push_back(&record.call);
+    if (record.kind == RecordKind::Clock) clock_ns = record.note.value;
+    if (record.kind == RecordKind::Call) {
+      all_calls.push_back(&record.call);
+      clocks.push_back(clock_ns);
+    }
   }
   shrinker.begin_attempt();
-  Attempt current = shrinker.run(all_calls, replay_detail::replay_faults_of(trace.records));
+  Attempt current = shrinker.run(all_calls, replay_detail::replay_faults_of(trace.records), std::move(clocks));
   if (!current.reproduced) {
     return traces::TraceError{"the " + failure->describe() + " did not reproduce when the trace was replayed", traces::TraceError::Where::File, 0};
   }

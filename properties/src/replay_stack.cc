@@ -11,7 +11,49 @@ RecordedSimStack::RecordedSimStack(const RunConfig& config, const faults::Plan& 
   top_.set_hooks(this);
 }
 
-RecordedSimStack::~RecordedSimStack() { top_.set_hooks(nullptr); }
+RecordedSimStack::~RecordedSimStack() {
+  // Schedule records after the last call (a decision made once every call was done) end the recording.
+  if (following_) {
+    for (; schedules_done_ < schedules_.size(); ++schedules_done_) {
+      const traces::NoteRecord& note = schedules_[schedules_done_];
+      top_.record_schedule(note.name, note.value, note.count);
+    }
+  }
+  top_.set_hooks(nullptr);
+}
+
+void RecordedSimStack::on_decision(sim::FiberId chosen, std::size_t runnable, std::uint64_t /*now_ns*/) {
+  top_.record_schedule(schedule_name_, chosen, runnable);
+}
+
+void RecordedSimStack::follow(const std::vector<traces::Record>& records) {
+  following_ = true;
+  clock_before_.clear();
+  schedules_.clear();
+  schedules_done_ = 0;
+  std::uint64_t clock_ns = 0;
+  for (const traces::Record& record : records) {
+    if (record.kind == traces::RecordKind::Clock) clock_ns = record.note.value;
+    if (record.kind == traces::RecordKind::Schedule) schedules_.push_back(record.note);
+    if (record.kind == traces::RecordKind::Call) clock_before_.push_back(clock_ns);
+  }
+}
+
+void RecordedSimStack::follow_clock(std::vector<std::uint64_t> clock_before_call) {
+  following_ = true;
+  clock_before_ = std::move(clock_before_call);
+  schedules_.clear();
+  schedules_done_ = 0;
+}
+
+void RecordedSimStack::catch_up(std::uint64_t call_index) {
+  for (; schedules_done_ < schedules_.size() && schedules_[schedules_done_].call_index <= call_index; ++schedules_done_) {
+    const traces::NoteRecord& note = schedules_[schedules_done_];
+    top_.record_schedule(note.name, note.value, note.count);
+  }
+  // advance_to fires every device event due by then, in the order the recording's run fired them.
+  if (call_index < clock_before_.size()) device_.advance_to(clock_before_[call_index]);
+}
 
 void RecordedSimStack::after_call(std::uint64_t call_index) {
   reached_.push_back(injector().calls() > injector_calls_before_);

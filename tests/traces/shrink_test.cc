@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "quiesce/faults/plan.h"
+#include "quiesce/properties/record_case.h"
 #include "quiesce/properties/replay.h"
 #include "scenario.h"
 
@@ -17,6 +19,8 @@ Trace decoded(const std::vector<std::byte>& bytes) {
   EXPECT_TRUE(trace.ok());
   return trace.ok() ? std::move(trace).value() : Trace{};
 }
+
+constexpr std::uint64_t kEngineCorpusSeed = 2;  // chosen below: a 60-operation engine run that loses the device
 
 bool has_note(const Trace& trace, RecordKind kind, const std::string& name) {
   for (const Record& record : trace.records) {
@@ -82,6 +86,83 @@ TEST(Shrink, AFaultyRunIsKeptAsARegressionTrace) {
   ASSERT_TRUE(replayed.ok());
   EXPECT_TRUE(replayed->faithful());
   maybe_keep(trace, "faults_all_plan.qtrace");
+}
+
+// An engine trace: the engine never frees a buffer its unobserved batch uses, so the bug is planted in the
+// recording. Right after a submit of the second half, the trace is cut and a free of the batch's target is
+// appended with the violation it causes. Shrinking replays the engine's calls (no engine, no fibers), each
+// at the virtual time it began at, and drops everything the failure does not need.
+TEST(Shrink, AnEngineTraceWithAPlantedFreeWhilePinnedShrinks) {
+  properties::CaseOptions options;
+  options.plan = *faults::builtin_plan("none");
+  options.operations = 300;
+  options.determinism_every = 0;
+  const Trace engine = decoded(properties::record_case(19, options).trace);
+  std::size_t cut = 0;
+  std::uint64_t target = 0;
+  std::uint64_t calls = 0;
+  std::uint64_t call_of_cut = 0;
+  for (std::size_t index = 0; index < engine.records.size(); ++index) {
+    const Record& record = engine.records[index];
+    if (record.kind != RecordKind::Call) continue;
+    ++calls;
+    if (cut == 0 && index > engine.records.size() / 2 && record.call.op == Op::Submit && record.call.status == 0 &&
+        !record.call.commands.empty() && record.call.commands.back().target != 0) {
+      cut = index + 1;
+      target = record.call.commands.back().target;
+      call_of_cut = calls;
+    }
+  }
+  ASSERT_NE(cut, 0U) << "no submit with a target buffer in the second half";
+  Trace planted;
+  planted.header = engine.header;
+  planted.records.assign(engine.records.begin(), engine.records.begin() + static_cast<std::ptrdiff_t>(cut));
+  // Notes after the submit that name it (faults, findings) are dropped with the rest: the cut is a call.
+  Record free_call;
+  free_call.kind = RecordKind::Call;
+  free_call.call.op = Op::FreeBuffer;
+  free_call.call.subject = target;
+  planted.records.push_back(free_call);
+  Record violation;
+  violation.kind = RecordKind::Violation;
+  violation.note.call_index = call_of_cut;
+  violation.note.name = "caller.release-while-pinned";
+  planted.records.push_back(violation);
+  planted.footer = compute_footer(planted.header, planted.records);
+  ASSERT_GT(planted.call_count(), 100U);
+  const TraceResult<properties::ShrinkReport> report = properties::shrink_trace(planted);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_EQ(report->failure, "violation caller.release-while-pinned");
+  EXPECT_LE(report->calls_after, 8U) << "shrinking stopped early at " << report->calls_after << " of "
+                                     << report->calls_before << " calls";
+  EXPECT_GE(report->calls_after, 4U) << "context, queue, allocation, submit and the free are all needed";
+  const TraceResult<properties::ReplayReport> replayed = properties::replay_trace(report->minimal);
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message();
+  EXPECT_TRUE(replayed->faithful());
+  maybe_keep(report->minimal, "engine_free_while_pinned.jsonl");
+}
+
+// Not minimal: a short engine run under the `all` plan whose device is lost (the engine discards the
+// context and recovers on a new one). It replays only when the time the engine let pass between calls is
+// passed again before each call, so it keeps engine replay honest.
+TEST(Shrink, AFaultyEngineRunIsKeptAsARegressionTrace) {
+  properties::CaseOptions options;
+  options.plan = *faults::builtin_plan("all");
+  options.operations = 60;
+  options.determinism_every = 0;
+  const Trace trace = decoded(properties::record_case(kEngineCorpusSeed, options).trace);
+  bool discarded = false;
+  std::size_t faults = 0;
+  for (const Record& record : trace.records) {
+    discarded = discarded || (record.kind == RecordKind::Call && record.call.op == Op::DiscardContext);
+    faults += record.kind == RecordKind::Fault ? 1 : 0;
+  }
+  EXPECT_TRUE(discarded) << "seed " << kEngineCorpusSeed << " no longer loses the device";
+  EXPECT_GT(faults, 0U);
+  const TraceResult<properties::ReplayReport> replayed = properties::replay_trace(trace);
+  ASSERT_TRUE(replayed.ok());
+  EXPECT_TRUE(replayed->faithful());
+  maybe_keep(trace, "engine_device_lost.qtrace");
 }
 
 // Not a test of shrinking but the step that keeps what a campaign found: the raw workload's seed 11 under

@@ -13,6 +13,10 @@
 #include "quiesce/properties/campaign.h"
 #include "quiesce/sim/oracle.h"
 
+namespace quiesce::traces {
+class TraceSink;
+}  // namespace quiesce::traces
+
 namespace quiesce::properties {
 
 enum class WorkloadKind : std::uint8_t {
@@ -27,6 +31,9 @@ struct CaseOptions {
   std::uint32_t operations = 1000;
   std::uint32_t determinism_every = 16;  // every n-th seed runs twice and must give the same digest (R20)
   std::ostream* detail = nullptr;     // when set, the whole report of the case is written here
+  // When set, the case runs on the recorded stack (recorded_stack.h) and every record goes here; the sink's
+  // header comes from case_run_config (record_case.h). Recording needs determinism_every = 0.
+  traces::TraceSink* trace = nullptr;
 };
 
 Invariant invariant_of(Rule rule);

@@ -2,23 +2,33 @@
 //   traces::Recorder< Validator< faults::Injector< sim::Device > > >
 // Its records go to a TraceSink (a traces::BinaryWriter to keep them). After each call it appends the faults
 // the injector told during that call, the oracle's new findings and the validator's new violations; before
-// each call, a clock record when virtual time moved. record_raw_run and replay_trace (replay.h) use it.
+// each call, a clock record when virtual time moved. record_raw_run and replay_trace (replay.h) use it, and
+// a campaign case runs on it when it is recorded (CaseOptions::trace, record_case.h).
+//
+// It is also a sim::ScheduleObserver: handed to a FiberEnv, every scheduling decision becomes a schedule
+// record (naming the next call). Replaying needs neither the engine nor fibers: follow(records) makes the
+// stack reproduce what happened between calls. Before each call it writes again the recorded schedule
+// records that name that call, then moves virtual time to where the recording says the call began (time a
+// FiberEnv let pass outside any backend call: sleeps, the engine's waits for the next retry). A recording
+// whose time moved only inside calls (the raw workload) finds its clock already there.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "quiesce/core/validator.h"
 #include "quiesce/faults/injector.h"
 #include "quiesce/properties/replay.h"
 #include "quiesce/sim/device.h"
+#include "quiesce/sim/fiber_env.h"
 #include "quiesce/traces/recorder.h"
 
 namespace quiesce::properties {
 
 // Owns the device (the injector holds a reference to it) and the recorder on top of everything. After each
 // call it appends the faults the injector told, the oracle's new findings and the validator's violations.
-class RecordedSimStack final : public traces::RecorderHooks {
+class RecordedSimStack final : public traces::RecorderHooks, public sim::ScheduleObserver {
  public:
   using Injector = faults::Injector<sim::Device>;
   using Checked = Validator<Injector>;
@@ -37,11 +47,27 @@ class RecordedSimStack final : public traces::RecorderHooks {
 
   // Called once before each recorded call: also notes how many calls the injector has seen, so that
   // after_call knows whether this call reached it (the validator refuses some calls before they do).
+  // When following a recording, first replays what happened before the call (see follow).
   std::uint64_t now_ns() override {
     injector_calls_before_ = injector().calls();
+    if (following_) catch_up(top_.calls());
     return device_.now_ns();
   }
   void after_call(std::uint64_t call_index) override;
+
+  // sim::ScheduleObserver: a decision becomes a schedule record naming the next call. Clock jumps need no
+  // record of their own: the next call's clock record says where time went.
+  void on_decision(sim::FiberId chosen, std::size_t runnable, std::uint64_t now_ns) override;
+  void on_clock_jump(std::uint64_t /*now_ns*/) override {}
+  // The strategy named in schedule records (the schedule's describe()).
+  void set_schedule_name(std::string name) { schedule_name_ = std::move(name); }
+
+  // Replays a recording's notes that the calls themselves do not cause: before call n, the schedule
+  // records naming n and the virtual time call n began at; after the last call, the schedule records left.
+  void follow(const std::vector<traces::Record>& records);
+  // Only the time: `clock_before_call[n]` is when call n of this run began in the recording (shrinking,
+  // which drops calls, keeps each kept call's own time).
+  void follow_clock(std::vector<std::uint64_t> clock_before_call);
 
   // Per recorded call: whether it reached the injector.
   const std::vector<bool>& reached_injector() const { return reached_; }
@@ -58,6 +84,13 @@ class RecordedSimStack final : public traces::RecorderHooks {
   std::size_t violations_seen_ = 0;
   std::uint64_t injector_calls_before_ = 0;
   std::vector<bool> reached_;
+  std::string schedule_name_ = "fiber";
+  // Following a recording.
+  void catch_up(std::uint64_t call_index);
+  bool following_ = false;
+  std::vector<std::uint64_t> clock_before_;  // by call index of this run
+  std::vector<traces::NoteRecord> schedules_;  // recorded schedule notes, in order
+  std::size_t schedules_done_ = 0;
 };
 
 }  // namespace quiesce::properties

@@ -15,7 +15,8 @@ void print_trace(const Trace& trace, std::ostream& out);
 
 // Chrome trace-event JSON (the "JSON object format"): one track per queue (tid = queue id, tid 0 = host),
 // each batch as a complete ("X") slice from its submit to its first observed terminal in virtual time (or
-// the timing receipt when the trace has one), faults, findings and violations as instant ("i") events,
+// the timing receipt when the trace has one) with its commands as slices nested inside it (their bounds
+// apportioned by the header's cost profile: timeline.cc), faults, findings and violations as instant ("i") events,
 // buffer, program, queue and executable lifetimes as async ("b"/"e") spans, and metadata naming the tracks.
 void write_timeline(const Trace& trace, std::ostream& out);
 
