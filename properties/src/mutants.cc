@@ -8,7 +8,10 @@
 #include "quiesce/core/validator.h"
 #include "quiesce/faults/injector.h"
 #include "quiesce/properties/cases.h"
+#include "quiesce/properties/engine_workload.h"
+#include "quiesce/properties/engine_workload_mutants.h"
 #include "quiesce/sim/device.h"
+#include "quiesce/sim/fiber_env.h"
 #include "mutants_provider.h"
 
 namespace quiesce::properties {
@@ -16,68 +19,81 @@ namespace {
 
 using I = Invariant;
 using Stack = Validator<mutants_detail::ProviderMutant<faults::Injector<sim::Device>>>;
+using EngineChecked = Validator<faults::Injector<sim::Device>>;
+using EngineStack = EngineFacing<EngineChecked>;
+using MutatedEngine = MutantEngine<EngineStack, sim::FiberEnv>;
 
 std::vector<Mutant> build_catalog() {
   const Ratio frequent_loss{1, 40};
   const Ratio frequent_release_faults{1, 8};
   return {
       {"free-while-pinned", "frees a buffer that a live event still references", Mutation::FreeWhilePinned,
-       ProviderBug::None, {I::R1}, {}, {}, false, 0},
+       ProviderBug::None, {I::R1}, {}, {}, false, 0, false, EngineBug::None},
       {"destroy-unobserved-event", "destroys an event before observing a terminal state",
-       Mutation::DestroyUnobservedEvent, ProviderBug::None, {I::R1}, {}, {}, false, 0},
+       Mutation::DestroyUnobservedEvent, ProviderBug::None, {I::R1}, {}, {}, false, 0, false, EngineBug::None},
       {"indeterminate-wait-as-terminal", "takes a FenceIndeterminate wait as Complete and releases what it pinned",
-       Mutation::IndeterminateWaitAsTerminal, ProviderBug::None, {I::R2, I::R1}, {}, {}, false, 0},
+       Mutation::IndeterminateWaitAsTerminal, ProviderBug::None, {I::R2, I::R1}, {}, {}, false, 0, false, EngineBug::None},
       {"indeterminate-submit-unpinned", "pins nothing for an indeterminate submit, so its buffers get freed",
-       Mutation::IndeterminateSubmitUnpinned, ProviderBug::None, {I::R2, I::R1}, {}, {}, false, 0},
+       Mutation::IndeterminateSubmitUnpinned, ProviderBug::None, {I::R2, I::R1}, {}, {}, false, 0, false, EngineBug::None},
       {"rejected-submit-applied", "takes a Rejected submit as run and puts its effects into the host model",
-       Mutation::RejectedSubmitApplied, ProviderBug::None, {I::R3, I::R17}, {}, {}, false, 0},
+       Mutation::RejectedSubmitApplied, ProviderBug::None, {I::R3, I::R17}, {}, {}, false, 0, false, EngineBug::None},
       {"retry-indeterminate-submit", "submits an Indeterminate batch again with the same invocation",
-       Mutation::RetryIndeterminateSubmit, ProviderBug::None, {I::R4}, {}, {}, false, 0},
+       Mutation::RetryIndeterminateSubmit, ProviderBug::None, {I::R4}, {}, {}, false, 0, false, EngineBug::None},
       {"partial-submit-as-rejected", "takes a partial submit as rejected: drops its event and resubmits the batch",
-       Mutation::PartialSubmitAsRejected, ProviderBug::None, {I::R5, I::R4}, {}, {}, false, 0},
+       Mutation::PartialSubmitAsRejected, ProviderBug::None, {I::R5, I::R4}, {}, {}, false, 0, false, EngineBug::None},
       {"drop-rejected-release", "drops the live buffer handle a rejected free hands back",
-       Mutation::DropRejectedRelease, ProviderBug::None, {I::R6, I::R9, I::R19}, {}, frequent_release_faults, false, 0},
+       Mutation::DropRejectedRelease, ProviderBug::None, {I::R6, I::R9, I::R19}, {}, frequent_release_faults, false, 0, false, EngineBug::None},
       {"reuse-after-indeterminate-release", "keeps using a buffer whose release was indeterminate",
-       Mutation::ReuseAfterIndeterminateRelease, ProviderBug::None, {I::R6}, {}, frequent_release_faults, true, 0},
+       Mutation::ReuseAfterIndeterminateRelease, ProviderBug::None, {I::R6}, {}, frequent_release_faults, true, 0, false, EngineBug::None},
       {"apply-won-cancellation", "puts the effects of a won cancellation into the host model",
-       Mutation::ApplyWonCancellation, ProviderBug::None, {I::R8, I::R3}, {}, {}, false, 0},
+       Mutation::ApplyWonCancellation, ProviderBug::None, {I::R8, I::R3}, {}, {}, false, 0, false, EngineBug::None},
       {"destroy-context-before-children", "destroys the context before its queues and programs",
-       Mutation::DestroyContextBeforeChildren, ProviderBug::None, {I::R9}, {}, {}, false, 0},
+       Mutation::DestroyContextBeforeChildren, ProviderBug::None, {I::R9}, {}, {}, false, 0, false, EngineBug::None},
       {"ignore-device-loss", "ignores DeviceLost and keeps calling the lost context", Mutation::IgnoreDeviceLoss,
-       ProviderBug::None, {I::R10}, frequent_loss, {}, false, 0},
+       ProviderBug::None, {I::R10}, frequent_loss, {}, false, 0, false, EngineBug::None},
       {"release-on-lost-context", "frees every buffer of a lost context as if quiescent before discarding it",
-       Mutation::ReleaseOnLostContext, ProviderBug::None, {I::R10, I::R1}, frequent_loss, {}, false, 0},
+       Mutation::ReleaseOnLostContext, ProviderBug::None, {I::R10, I::R1}, frequent_loss, {}, false, 0, false, EngineBug::None},
       {"abandon-after-local-error", "gives up every pending event after one batch failed (a non-sticky error)",
-       Mutation::AbandonAfterLocalError, ProviderBug::None, {I::R11, I::R1}, {}, {}, false, 0},
+       Mutation::AbandonAfterLocalError, ProviderBug::None, {I::R11, I::R1}, {}, {}, false, 0, false, EngineBug::None},
       {"stream-ordered-free-unordered",
        "frees stream-ordered buffers while another queue's unordered work still uses them",
-       Mutation::StreamOrderedFreeUnordered, ProviderBug::None, {I::R12, I::R1}, {}, {}, false, 0},
+       Mutation::StreamOrderedFreeUnordered, ProviderBug::None, {I::R12, I::R1}, {}, {}, false, 0, false, EngineBug::None},
       {"capture-not-ended", "leaves a capture window open", Mutation::CaptureNotEnded, ProviderBug::None, {I::R13},
-       {}, {}, false, 0},
+       {}, {}, false, 0, false, EngineBug::None},
       {"sync-inside-capture", "synchronises the capturing queue inside its capture window",
-       Mutation::SyncInsideCapture, ProviderBug::None, {I::R13}, {}, {}, false, 0},
+       Mutation::SyncInsideCapture, ProviderBug::None, {I::R13}, {}, {}, false, 0, false, EngineBug::None},
       {"captured-buffers-unpinned", "does not pin an executable's captured buffers, so they are freed under it",
-       Mutation::CapturedBuffersUnpinned, ProviderBug::None, {I::R13}, {}, {}, false, 0},
+       Mutation::CapturedBuffersUnpinned, ProviderBug::None, {I::R13}, {}, {}, false, 0, false, EngineBug::None},
       {"access-mode-forbidden", "binds a buffer for writing although its usage forbids writes",
-       Mutation::AccessModeForbidden, ProviderBug::None, {I::R16}, {}, {}, false, 0},
+       Mutation::AccessModeForbidden, ProviderBug::None, {I::R16}, {}, {}, false, 0, false, EngineBug::None},
       {"write-through-read-binding", "binds the buffer a kernel writes with Access::Read",
-       Mutation::WriteThroughReadBinding, ProviderBug::None, {I::R16}, {}, {}, false, 0},
+       Mutation::WriteThroughReadBinding, ProviderBug::None, {I::R16}, {}, {}, false, 0, false, EngineBug::None},
       {"unwritten-buffer-read", "takes a fresh buffer as initialised before anything wrote it",
-       Mutation::UnwrittenBufferRead, ProviderBug::None, {I::R17}, {}, {}, false, 0},
+       Mutation::UnwrittenBufferRead, ProviderBug::None, {I::R17}, {}, {}, false, 0, false, EngineBug::None},
       {"leak-at-shutdown", "forgets one buffer in the liveness phase", Mutation::LeakAtShutdown, ProviderBug::None,
-       {I::R19}, {}, {}, false, 0},
+       {I::R19}, {}, {}, false, 0, false, EngineBug::None},
       {"state-outside-seed", "chooses queues from a counter that outlives one run", Mutation::StateOutsideSeed,
-       ProviderBug::None, {I::R20}, {}, {}, false, 1},
+       ProviderBug::None, {I::R20}, {}, {}, false, 1, false, EngineBug::None},
       {"provider-terminal-unstable", "the backend reports Pending for an event it already reported terminal",
-       Mutation::None, ProviderBug::TerminalUnstable, {I::R7}, {}, {}, false, 0},
+       Mutation::None, ProviderBug::TerminalUnstable, {I::R7}, {}, {}, false, 0, false, EngineBug::None},
       {"provider-cancel-won-but-ran", "the backend answers a cancel as won without cancelling", Mutation::None,
-       ProviderBug::CancelWonButRan, {I::R8}, {}, {}, false, 0},
+       ProviderBug::CancelWonButRan, {I::R8}, {}, {}, false, 0, false, EngineBug::None},
       {"provider-timing-while-pending", "the backend attaches a timing receipt to a Pending poll", Mutation::None,
-       ProviderBug::TimingWhilePending, {I::R15}, {}, {}, false, 0},
+       ProviderBug::TimingWhilePending, {I::R15}, {}, {}, false, 0, false, EngineBug::None},
       {"provider-success-count-short", "the backend reports Submitted with fewer commands enqueued than sent",
-       Mutation::None, ProviderBug::SuccessCountShort, {I::R5}, {}, {}, false, 0},
+       Mutation::None, ProviderBug::SuccessCountShort, {I::R5}, {}, {}, false, 0, false, EngineBug::None},
       {"provider-rejected-release-other", "the backend hands back a different handle from a rejected release",
-       Mutation::None, ProviderBug::RejectedReleaseOther, {I::R6}, {}, frequent_release_faults, false, 0},
+       Mutation::None, ProviderBug::RejectedReleaseOther, {I::R6}, {}, frequent_release_faults, false, 0, false, EngineBug::None},
+      {"engine-lose-deferred-error", "the engine's flush and sync drop the asynchronous failures they should return",
+       Mutation::None, ProviderBug::None, {I::R14}, {}, {}, false, 0, true, EngineBug::LoseDeferredError},
+      {"engine-deferred-error-twice", "the engine returns a failure one flush surfaced again at the next",
+       Mutation::None, ProviderBug::None, {I::R14}, {}, {}, false, 0, true, EngineBug::DeferredErrorTwice},
+      {"engine-dry-run-writes", "the engine submits a dry-run launch as a normal launch", Mutation::None,
+       ProviderBug::None, {I::R18}, {}, {}, false, 0, true, EngineBug::DryRunWrites},
+      {"engine-release-before-fence", "the engine takes a pending fence as complete and releases what it pinned",
+       Mutation::None, ProviderBug::None, {I::R1}, {}, {}, false, 0, true, EngineBug::ReleaseBeforeFence},
+      {"engine-retry-indeterminate-submit", "the engine takes an indeterminate submit as rejected and retries it",
+       Mutation::None, ProviderBug::None, {I::R4}, {}, {}, false, 0, true, EngineBug::RetryIndeterminateSubmit},
   };
 }
 
@@ -87,13 +103,18 @@ void add_failure(CaseResult& result, Invariant invariant, std::string message) {
 
 // Validator and oracle first: they name the call or access that broke an invariant; then the workload's
 // own checks (data against the host model, stable terminals, the shutdown count).
-void judge(Stack& stack, const sim::Device& device, const RawWorkloadStats& stats, CaseResult& result) {
+template <class Checked>
+void judge_stack(Checked& stack, const sim::Device& device, CaseResult& result) {
   result.violations = stack.finish();
   result.findings = device.findings().size();
   for (const Violation& violation : stack.violations()) {
     add_failure(result, invariant_of(violation.rule), stack.describe(violation));
   }
   for (const sim::Finding& finding : device.findings()) add_failure(result, invariant_of(finding.kind), finding.message);
+}
+
+void judge(Stack& stack, const sim::Device& device, const RawWorkloadStats& stats, CaseResult& result) {
+  judge_stack(stack, device, result);
   for (const std::string& problem : stats.problems) {
     Invariant invariant = I::R19;
     if (problem.starts_with("read of buffer")) invariant = I::R3;
@@ -102,8 +123,51 @@ void judge(Stack& stack, const sim::Device& device, const RawWorkloadStats& stat
   }
 }
 
+// The engine workload's checks, each under the invariant it proves: a read after a dry run (R18) or any other
+// read (R3) that disagrees with the host model, the engine's broken promises (R14 for failures, R15 for
+// timing, R16 for access modes, R19 for the ledger), liveness and the shutdown report (R19).
+void judge_engine(const EngineWorkloadResult& run, CaseResult& result) {
+  for (const std::string& failure : run.data_failures) {
+    add_failure(result, failure.find("dry run") != std::string::npos ? I::R18 : I::R3, failure);
+  }
+  for (const std::string& problem : run.problems) {
+    Invariant invariant = I::R14;
+    if (problem.find("timing") != std::string::npos || problem.find("profile") != std::string::npos) invariant = I::R15;
+    if (problem.find("read-only binding") != std::string::npos) invariant = I::R16;
+    if (problem.find("memory ledger") != std::string::npos) invariant = I::R19;
+    add_failure(result, invariant, problem);
+  }
+  if (!run.liveness.ok()) add_failure(result, I::R19, "no quiescence: " + describe_error(run.liveness.error()));
+  if (!run.shutdown.clean()) add_failure(result, I::R19, run.shutdown.describe());
+}
+
+std::uint64_t run_engine_once(const Mutant& mutant, std::uint64_t seed, const MutantCaseOptions& options,
+                              CaseResult& result) {
+  sim::Config config;
+  config.seed = seed;
+  sim::Device device(config);
+  faults::Plan plan = options.plan;
+  if (options.swarm) faults::apply_swarm(plan, seed);
+  EngineChecked checked(ValidatorOptions{ViolationMode::CollectAll}, device, std::move(plan),
+                        Prng(seed).derive("faults"));
+  EngineStack stack(mutant.engine, checked);
+  sim::FiberEnv env(device.clock(), sim::Schedule::from_seed(Prng(seed).derive("schedule")));
+  EngineWorkloadOptions workload;
+  workload.seed = seed;
+  workload.operations = options.operations;
+  workload.on_liveness = [&checked] { checked.inner().set_injecting(false); };
+  if (mutant.device_fault) workload.device_fault = *mutant.device_fault;
+  Digest digest;
+  const EngineWorkloadResult run = run_engine_workload_on<MutatedEngine>(stack, env, workload, digest, mutant.engine);
+  judge_stack(checked, device, result);
+  judge_engine(run, result);
+  digest.add(device.digest());
+  return digest.value();
+}
+
 std::uint64_t run_once(const Mutant& mutant, std::uint64_t seed, const MutantCaseOptions& options,
                        std::uint64_t& run_counter, CaseResult& result) {
+  if (mutant.on_engine) return run_engine_once(mutant, seed, options, result);
   sim::Config config;
   config.seed = seed;
   sim::Device device(config);
@@ -240,6 +304,18 @@ std::string_view to_string(ProviderBug bug) {
     case ProviderBug::TimingWhilePending: return "timing-while-pending";
     case ProviderBug::SuccessCountShort: return "success-count-short";
     case ProviderBug::RejectedReleaseOther: return "rejected-release-other";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(EngineBug bug) {
+  switch (bug) {
+    case EngineBug::None: return "none";
+    case EngineBug::LoseDeferredError: return "lose-deferred-error";
+    case EngineBug::DeferredErrorTwice: return "deferred-error-twice";
+    case EngineBug::DryRunWrites: return "dry-run-writes";
+    case EngineBug::ReleaseBeforeFence: return "release-before-fence";
+    case EngineBug::RetryIndeterminateSubmit: return "retry-indeterminate-submit";
   }
   return "unknown";
 }

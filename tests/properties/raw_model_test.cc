@@ -8,7 +8,8 @@
 // finding, a read of a buffer the runtime still knows equals the model, a terminal never changes (R7), a won
 // cancellation is followed by Cancelled (R8), a rejected release returns the same handle (R6). After the
 // commands, injection stops and everything must drain and be released: no leak (R19).
-// A failure prints rapidcheck's seed and reproduce string, and the shrunk command list.
+// A failure prints rapidcheck's seed and reproduce string, the shrunk command list, and the path of the shrunk
+// case's trace with its `quiesce replay` command (model_trace.h: the stack is the recorded one).
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -17,14 +18,19 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <ostream>
+#include <string>
 #include <vector>
 
+#include "model_trace.h"
 #include "quiesce/core/transaction.h"
 #include "quiesce/core/validator.h"
 #include "quiesce/faults/injector.h"
+#include "quiesce/properties/replay.h"
 #include "quiesce/sim/device.h"
+#include "quiesce/traces/validate.h"
 
 namespace quiesce {
 namespace {
@@ -49,13 +55,20 @@ struct Model {
   }
 };
 
-using Stack = Validator<faults::Injector<sim::Device>>;
+using Stack = properties::RecordedSimStack::Top;
+
+struct SutOptions {
+  bool free_while_pinned = false;  // a planted bug (the trace test's): free without settling what pins it
+};
 
 // The careful runtime and its stack.
 class Sut {
  public:
-  explicit Sut(std::uint64_t seed)
-      : device_(config_of(seed)), stack_(ValidatorOptions{ViolationMode::CollectAll}, device_, plan_of(seed), seed) {
+  Sut(const properties::RunConfig& config, traces::TraceSink& sink, const SutOptions& options = {})
+      : recorded_(config, config.plan, sink),
+        device_(recorded_.device()),
+        stack_(recorded_.top()),
+        options_(options) {
     Result<Context> context = stack_.create_context(ContextDesc{});
     RC_ASSERT(context.ok());
     context_ = std::move(context).value();
@@ -92,16 +105,11 @@ class Sut {
     return plan;
   }
 
-  static sim::Config config_of(std::uint64_t seed) {
-    sim::Config config;
-    config.seed = seed;
-    return config;
-  }
-
   void check_clean() {
-    for (const Violation& violation : stack_.violations()) RC_LOG() << stack_.describe(violation) << "\n";
+    properties::RecordedSimStack::Checked& validator = recorded_.validator();
+    for (const Violation& violation : validator.violations()) RC_LOG() << validator.describe(violation) << "\n";
     for (const sim::Finding& finding : device_.findings()) RC_LOG() << finding.message << "\n";
-    RC_ASSERT(stack_.violation_count() == 0U);
+    RC_ASSERT(validator.violation_count() == 0U);
     RC_ASSERT(device_.findings().empty());
   }
 
@@ -233,6 +241,7 @@ class Sut {
   void free(std::size_t slot) {
     Slot& target = slots_[slot];
     if (!target.handle.valid()) return;
+    if (options_.free_while_pinned) return release(target.handle);  // the planted bug
     if (!settle(slot)) {
       held_.push_back(std::move(target.handle));  // pinned by an unsettled event: kept until the discard
       tainted_ = true;
@@ -271,7 +280,7 @@ class Sut {
 
   // The liveness phase: no more faults; everything drains and is released or abandoned with the context.
   void teardown() {
-    stack_.inner().set_injecting(false);
+    recorded_.injector().set_injecting(false);
     for (std::size_t slot = 0; slot < slots_.size(); ++slot) (void)settle(slot);
     destroy_terminal_events();
     for (Slot& slot : slots_) {
@@ -292,15 +301,18 @@ class Sut {
     held_.clear();
     for (Pending& pending : events_) pending.handle = Event{};
     for (Slot& slot : slots_) slot.handle = Buffer{};
-    const std::uint64_t violations = stack_.finish();
-    for (const Violation& violation : stack_.violations()) RC_LOG() << stack_.describe(violation) << "\n";
+    properties::RecordedSimStack::Checked& validator = recorded_.validator();
+    const std::uint64_t violations = validator.finish();
+    for (const Violation& violation : validator.violations()) RC_LOG() << validator.describe(violation) << "\n";
     RC_ASSERT(violations == 0U);  // no leak (R19) and no end-of-run violation
     RC_ASSERT(device_.findings().empty());
   }
 
  private:
-  sim::Device device_;
-  Stack stack_;
+  properties::RecordedSimStack recorded_;
+  sim::Device& device_;
+  Stack& stack_;
+  SutOptions options_;
   MemoryBudget budget_{64ULL << 20U};
   Context context_;
   Queue queue_;
@@ -429,13 +441,66 @@ struct DestroyEvents : ModelCommand {
   void show(std::ostream& os) const override { os << "destroy every event observed terminal"; }
 };
 
-RC_GTEST_PROP(RawBackendModel, CarefulUseUnderFaultsBreaksNoInvariant, ()) {
+using Commands = rc::state::Commands<ModelCommand>;
+
+void run_commands(const properties::RunConfig& config, traces::TraceSink& sink, const SutOptions& options,
+                  const Commands& commands) {
+  Sut sut(config, sink, options);
+  rc::state::runAll(commands, Model{}, sut);
+  sut.teardown();
+}
+
+// One property case: on failure, the same commands run again into a trace file (model_trace.h).
+void check_raw_model(const std::string& name, const SutOptions& options) {
   const auto seed = *rc::gen::arbitrary<std::uint64_t>();
   RC_TAG(seed % 4);
-  Sut sut(seed);
-  rc::state::check(Model{}, sut,
-                   rc::state::gen::execOneOfWithArgs<Allocate, Write, Fill, Read, Free, Poll, Cancel, DestroyEvents>());
-  sut.teardown();
+  const Commands commands = *rc::state::gen::commands(
+      Model{}, rc::state::gen::execOneOfWithArgs<Allocate, Write, Fill, Read, Free, Poll, Cancel, DestroyEvents>());
+  const properties::RunConfig config = model_support::model_config(seed, Sut::plan_of(seed));
+  model_support::NullSink sink;
+  try {
+    run_commands(config, sink, options, commands);
+  } catch (...) {
+    const std::string path = model_support::write_case_trace(
+        config, name, [&](traces::TraceSink& writer) { run_commands(config, writer, options, commands); });
+    RC_LOG() << "seed " << seed << "; the shrunk case's trace: " << path << "\n  replay it: quiesce replay " << path
+             << "\n";
+    throw;
+  }
+}
+
+RC_GTEST_PROP(RawBackendModel, CarefulUseUnderFaultsBreaksNoInvariant, ()) {
+  check_raw_model("RawBackendModel.CarefulUseUnderFaultsBreaksNoInvariant", SutOptions{});
+}
+
+// The failure path, shown on a planted bug: the runtime frees a buffer without settling the fill that pins
+// it. The property must fail; the shrunk case must be written as a trace that holds the Validator's report
+// and that `quiesce replay` re-executes faithfully, reproducing that report.
+TEST(RawModelTrace, APlantedBugIsWrittenAsAShrunkTraceThatReplays) {
+  const std::string name = "RawModelTrace.planted-free-while-pinned";
+  const std::filesystem::path path = model_support::trace_directory() / (name + ".qtrace");
+  std::filesystem::remove(path);
+  SutOptions planted;
+  planted.free_while_pinned = true;
+  const bool held = rc::check("the raw model with a planted bug", [&] { check_raw_model(name, planted); });
+  ASSERT_FALSE(held) << "the planted bug went unnoticed";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  traces::TraceResult<traces::Trace> trace = traces::load_trace(path.string());
+  ASSERT_TRUE(trace.ok()) << trace.error().message();
+  std::string violation;
+  std::uint64_t calls = 0;
+  for (const traces::Record& record : trace->records) {
+    if (record.kind == traces::RecordKind::Violation && violation.empty()) violation = record.note.name;
+    if (record.kind == traces::RecordKind::Call) ++calls;
+  }
+  EXPECT_EQ(violation, "caller.release-while-pinned");
+  EXPECT_LE(calls, 40U) << "the written case is not the shrunk one";
+  traces::TraceResult<properties::ReplayReport> replayed = properties::replay_trace(trace.value());
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message();
+  EXPECT_TRUE(replayed->faithful()) << "divergence at record "
+                                    << (replayed->divergence ? replayed->divergence->record_index : 0) << ": expected "
+                                    << (replayed->divergence ? replayed->divergence->expected : "") << ", actual "
+                                    << (replayed->divergence ? replayed->divergence->actual : "");
 }
 
 }  // namespace

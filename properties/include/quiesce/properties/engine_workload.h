@@ -45,6 +45,7 @@ struct EngineWorkloadOptions {
   std::uint64_t wait_timeout_ns = 50'000'000;        // per blocking wait, virtual
   std::uint64_t liveness_timeout_ns = 600'000'000'000;  // the liveness phase's bound, virtual
   Ratio device_fault = Ratio{1, 3000};               // chance that a launch is the faulting kernel
+  Ratio loss_heavy = Ratio{1, 40};  // device_fault of one seed in 8 (workload swarm); {0, 1}: never
   std::function<void()> on_liveness;                 // called once when the safety phase ends
 };
 
@@ -132,6 +133,12 @@ class EngineHostModel {
 
 template <Backend B, Env E>
 EngineWorkloadResult run_engine_workload(B& stack, E& env, const EngineWorkloadOptions& options, Digest& digest);
+
+// The same workload over EngineT: a type derived from Engine<B, E> whose constructor takes (stack, env,
+// EngineOptions, extra...), such as an engine mutant (properties/src/mutants.cc).
+template <class EngineT, Backend B, Env E, class... Extra>
+EngineWorkloadResult run_engine_workload_on(B& stack, E& env, const EngineWorkloadOptions& options, Digest& digest,
+                                            Extra&&... extra);
 
 }  // namespace quiesce::properties
 

@@ -5,6 +5,8 @@
 #include <array>
 #include <cassert>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "quiesce/properties/engine_workload.h"
 
@@ -25,17 +27,26 @@ inline constexpr std::array<std::pair<Step, std::uint32_t>, 15> kStepWeights{{
 
 inline constexpr std::uint64_t kProgramResidentBytes = 4096;
 inline constexpr std::uint32_t kGraphsMax = 4;
+inline constexpr std::uint64_t kLossHeavyOneIn = 8;
 
-template <Backend B, Env E>
+// EngineT is quiesce::Engine<B, E>, or a type derived from it that hides some of its calls (the engine
+// mutants of properties/src/mutants.cc); `extra` goes to its constructor after the engine options.
+template <Backend B, Env E, class EngineT = Engine<B, E>>
 class EngineWorkload {
  public:
-  EngineWorkload(B& stack, E& env, const EngineWorkloadOptions& options, Digest& digest)
-      : engine_(stack, env, engine_options(options)),
+  template <class... Extra>
+  EngineWorkload(B& stack, E& env, const EngineWorkloadOptions& options, Digest& digest, Extra&&... extra)
+      : engine_(stack, env, engine_options(options), std::forward<Extra>(extra)...),
         options_(options),
         digest_(digest),
         prng_(Prng(options.seed).derive("properties.engine_workload")),
         model_([this](SubmissionId submission) { return engine_.poll(submission); }) {
     assert(options.buffer_bytes_max >= 16 && options.buffer_bytes_max % 4 == 0);
+    // Swarm over the workload too: one seed in kLossHeavyOneIn launches the faulting kernel often, so that
+    // device loss meets releases, deferred failures and recoveries in the same run.
+    if (options_.loss_heavy.numerator != 0 && prng_.below(kLossHeavyOneIn) == 0) {
+      options_.device_fault = options_.loss_heavy;
+    }
   }
 
   EngineWorkloadResult run() {
@@ -192,7 +203,10 @@ class EngineWorkload {
     if (!written.ok()) absorb(written.error());
   }
 
-  void read_and_check(const LiveBuffer& buffer, std::uint64_t offset, std::uint64_t bytes) {
+  static constexpr std::string_view kDryRunCheck = "after a dry run, which must change no bytes (R18): ";
+
+  void read_and_check(const LiveBuffer& buffer, std::uint64_t offset, std::uint64_t bytes,
+                      std::string_view context = {}) {
     std::vector<std::byte> data(bytes);
     const std::array<std::span<std::byte>, 1> segments{std::span<std::byte>(data)};
     const Status read_status = engine_.read(buffer.id, offset, ByteSink{segments});
@@ -202,7 +216,7 @@ class EngineWorkload {
     const std::optional<std::string> mismatch = model_.check_read(buffer.id.serial, offset, data, result_.bytes_checked);
     if (mismatch) {
       result_.data_failures.push_back("seed " + std::to_string(options_.seed) + " operation " +
-                                      std::to_string(operation_) + ": " + *mismatch);
+                                      std::to_string(operation_) + ": " + std::string(context) + *mismatch);
     }
   }
 
@@ -308,8 +322,25 @@ class EngineWorkload {
     if (op->mode == LaunchMode::DryRun) result_.dry_runs++;
     if (op->kernel == BuiltinKernel::Fault) result_.faults_planted++;
     if (!launched.ok()) return absorb(launched.error());
-    fire_and_forget_.insert(launched->serial);
+    note_fire_and_forget(launched.value());
     model_.apply(*op, launched.value());
+    if (op->mode == LaunchMode::DryRun) check_dry_run(*op);
+  }
+
+  // R18: a dry run changes no bytes. Right after one, every buffer it binds for writing is read whole (the
+  // read waits for the dry run) and must still hold every byte the model knows.
+  void check_dry_run(const ModelOp& op) {
+    for (std::size_t index = 0; index < op.buffers.size(); ++index) {
+      if (binding_access(op.kernel, index) == Access::Read) continue;
+      const auto found = std::find_if(buffers_.begin(), buffers_.end(),
+                                      [&](const LiveBuffer& buffer) { return buffer.id.serial == op.buffers[index]; });
+      if (found != buffers_.end()) read_and_check(*found, 0, found->bytes, kDryRunCheck);
+    }
+  }
+
+  void note_fire_and_forget(SubmissionId submission) {
+    fire_and_forget_.insert(submission.serial);
+    fire_and_forget_ids_.push_back(submission);
   }
 
   std::optional<ModelOp> plan_transfer() {
@@ -413,7 +444,7 @@ class EngineWorkload {
     Result<SubmissionId> replayed = engine_.replay(graph.id, prng_.below(options_.queues));
     if (!replayed.ok()) return absorb(replayed.error());
     result_.replays++;
-    fire_and_forget_.insert(replayed->serial);
+    note_fire_and_forget(replayed.value());
     for (const ModelOp& op : graph.ops) model_.apply(op, replayed.value());
   }
 
@@ -505,14 +536,27 @@ class EngineWorkload {
     // Every byte the model still knows is checked once more, now that nothing is injected.
     for (const LiveBuffer& buffer : std::vector<LiveBuffer>(buffers_)) read_and_check(buffer, 0, buffer.bytes);
     take(engine_.flush());
+    // R14, the other half: fire-and-forget work that ended failed, partial or lost must have surfaced.
+    std::vector<std::pair<SubmissionId, SubmissionFate>> must_surface;
+    for (const SubmissionId submission : fire_and_forget_ids_) {
+      const SubmissionFate fate = engine_.poll(submission);
+      if (fate == SubmissionFate::Failed || fate == SubmissionFate::Partial || fate == SubmissionFate::Lost) {
+        must_surface.emplace_back(submission, fate);
+      }
+    }
     result_.engine = engine_.counters();
     result_.shutdown = engine_.shutdown(options_.liveness_timeout_ns);
     for (const AsyncFailure& failure : result_.shutdown.unsurfaced_failures) note_failure(failure);
+    for (const auto& [submission, fate] : must_surface) {
+      if (surfaced_.contains(submission.serial)) continue;
+      result_.problems.push_back("fire-and-forget submission #" + std::to_string(submission.serial) + " ended " +
+                                 std::string(to_string(fate)) + ", and its failure never surfaced");
+    }
     digest_.add(result_.shutdown.tally(ResourceKind::Buffers).released);
     digest_.add(result_.shutdown.tally(ResourceKind::Buffers).quarantined);
   }
 
-  Engine<B, E> engine_;
+  EngineT engine_;
   EngineWorkloadOptions options_;
   Digest& digest_;
   Prng prng_;
@@ -527,6 +571,7 @@ class EngineWorkload {
   SubmissionId last_submission_;
   std::set<std::uint64_t> surfaced_;
   std::set<std::uint64_t> fire_and_forget_;
+  std::vector<SubmissionId> fire_and_forget_ids_;
 };
 
 }  // namespace engine_workload_detail
@@ -534,6 +579,14 @@ class EngineWorkload {
 template <Backend B, Env E>
 EngineWorkloadResult run_engine_workload(B& stack, E& env, const EngineWorkloadOptions& options, Digest& digest) {
   engine_workload_detail::EngineWorkload<B, E> workload(stack, env, options, digest);
+  return workload.run();
+}
+
+template <class EngineT, Backend B, Env E, class... Extra>
+EngineWorkloadResult run_engine_workload_on(B& stack, E& env, const EngineWorkloadOptions& options, Digest& digest,
+                                            Extra&&... extra) {
+  engine_workload_detail::EngineWorkload<B, E, EngineT> workload(stack, env, options, digest,
+                                                                 std::forward<Extra>(extra)...);
   return workload.run();
 }
 

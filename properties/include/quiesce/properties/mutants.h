@@ -8,8 +8,12 @@
 // many cases it took. A case runs on Validator<ProviderMutant<faults::Injector<sim::Device>>> (the wrapper
 // forwards untouched when no provider bug is chosen) and is judged like properties::run_case.
 //
-// Not planted: R14 (deferred errors are a concept of quiesce::Engine, not of the raw workload, and the engine
-// is not mutated here) and R18 (the raw workload issues no dry runs and installs no pool layouts).
+// Engine mutants plant their bug in the reference engine (quiesce::Engine) and run the engine workload
+// (engine_workload.h) instead: EngineBug says which. An engine bug is planted without touching the engine's
+// code: either by a type derived from Engine<B, E> that hides one of its calls (flush, sync, launch), or by
+// a layer between the engine and the Validator that misreports what the backend said (the engine's view of
+// its backend is part of the runtime under test). That is how R14 (deferred errors) and R18 (dry runs), which
+// the raw workload cannot break, get their mutants.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +41,17 @@ enum class ProviderBug : std::uint8_t {
   RejectedReleaseOther, // R6: a rejected release hands back a different handle
 };
 
+// A bug in the reference engine, for the engine mutants.
+enum class EngineBug : std::uint8_t {
+  None,
+  LoseDeferredError,         // R14: flush and sync drop the asynchronous failures they should return
+  DeferredErrorTwice,        // R14: a failure one flush returned is returned again by the next
+  DryRunWrites,              // R18: a dry-run launch goes to the backend as a normal launch
+  ReleaseBeforeFence,        // R1: a fence the backend reports pending is taken as complete, so the engine
+                             //     destroys its event and releases what it pinned
+  RetryIndeterminateSubmit,  // R4: an indeterminate submit is taken as rejected and retried exactly
+};
+
 struct Mutant {
   std::string_view name;
   std::string_view bug;                 // one sentence: what the runtime or backend does wrong
@@ -47,12 +62,15 @@ struct Mutant {
   std::optional<Ratio> release_faults;  // a higher rate of rejected releases (and indeterminate ones, below)
   bool indeterminate_releases_too = false;
   std::uint32_t determinism_every = 0;  // 1: every case runs twice (R20 mutants)
+  bool on_engine = false;               // runs the engine workload (engine mutants, the engine canary)
+  EngineBug engine = EngineBug::None;
 };
 
 // Every mutant, in a stable order.
 const std::vector<Mutant>& all_mutants();
 std::string_view to_string(Mutation mutation);
 std::string_view to_string(ProviderBug bug);
+std::string_view to_string(EngineBug bug);
 
 struct MutantCaseOptions {
   faults::Plan plan = faults::Plan::standard();
@@ -60,7 +78,8 @@ struct MutantCaseOptions {
   std::uint32_t operations = 400;
 };
 
-// One case of the raw workload with the mutant's bug (the careful runtime when it has none).
+// One case of the raw workload with the mutant's bug (the careful runtime when it has none), or of the engine
+// workload when mutant.on_engine (the reference engine when its EngineBug is None).
 CaseResult run_mutant_case(const Mutant& mutant, std::uint64_t seed, const MutantCaseOptions& options);
 
 struct MutantOptions {
