@@ -5,7 +5,8 @@
 // Each iteration is five backend operations on a warm device: submit a one-command batch, poll it, run the
 // device until idle, poll it again (terminal), destroy the event. items_per_second counts backend
 // operations. The injector runs the `none` plan (its bookkeeping without lies); the recorder encodes
-// every call into an in-memory binary trace that is reset every 64 Ki records to bound its memory.
+// every call into an in-memory binary trace that is reset every 64 Ki records to bound its memory. The
+// ratios of each layer to BM_BareSimulator are printed at the end of the run.
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -16,6 +17,7 @@
 #include "quiesce/sim/device.h"
 #include "quiesce/traces/codec.h"
 #include "quiesce/traces/recorder.h"
+#include "ratio_reporter.h"
 
 namespace quiesce {
 namespace {
@@ -94,3 +96,10 @@ BENCHMARK(BM_FullStack);
 
 }  // namespace
 }  // namespace quiesce
+
+int main(int argc, char** argv) {
+  return quiesce::bench::run_with_ratios(argc, argv,
+                                         {{"BM_Injector", "BM_BareSimulator"},
+                                          {"BM_ValidatorInjector", "BM_BareSimulator"},
+                                          {"BM_FullStack", "BM_BareSimulator"}});
+}
