@@ -80,17 +80,15 @@ CheckResult engine_sticky_fault_scenario(Device& device) {
     return CheckResult{check.name, false, "creating the victim buffer or loading the fault kernel failed"};
   }
   const std::array<EngineBinding, 1> binding = {EngineBinding{*victim, Access::Read}};
-  const std::array<EngineOp, 1> faulting = {EngineOp::launch(*fault, dims(), binding, {})};
-  Result<SubmissionId> submitted = engine.submit(0, faulting);
-  const Result<SubmissionReceipt> waited =
-      submitted.ok() ? engine.wait(*submitted, kWaitNs) : Result<SubmissionReceipt>(submitted.error());
-  const SubmissionFate fate = submitted.ok() ? engine.poll(*submitted) : SubmissionFate::Unknown;
-  const FlushResult first_flush = engine.flush();
+  // Fire-and-forget (Engine::launch): its failure must surface exactly once, at the next flush or sync.
+  Result<SubmissionId> launched = engine.launch(0, *fault, dims(), binding, {});
+  const FlushResult synced = engine.sync(kWaitNs);
+  const SubmissionFate fate = launched.ok() ? engine.poll(*launched) : SubmissionFate::Unknown;
   const FlushResult second_flush = engine.flush();
-  bool surfaced_as_loss = false;
-  for (const AsyncFailure& failure : first_flush.failures) {
-    surfaced_as_loss = surfaced_as_loss || (failure.cause == FailureCause::DeviceLost ||
-                                            failure.error.kind == ErrorKind::DeviceLost);
+  std::size_t losses_surfaced = 0;
+  for (const AsyncFailure& failure : synced.failures) {
+    const bool this_launch = launched.ok() && failure.submission.serial == launched->serial;
+    if (this_launch && failure.cause == FailureCause::DeviceLost) ++losses_surfaced;
   }
   // In-process recovery: the engine reopens a context on its next call. On the H200 this is refused.
   const std::string after = engine_fill_work(engine, 0x22);
@@ -98,24 +96,25 @@ CheckResult engine_sticky_fault_scenario(Device& device) {
   const ShutdownReport report = engine.shutdown(kWaitNs);
   const bool loss_seen = counters.device_losses >= 1 && report.device_losses >= 1;
   const bool accounted = report.leaked() == 0 && !report.over_accounted();
+  const ResourceTally& buffers = report.tally(ResourceKind::Buffers);
   check.detail = std::string("work before the fault ") + (before.empty() ? "completed" : "FAILED: " + before) +
-                 "; the faulting launch's wait answered " +
-                 (waited.ok() ? std::string("a receipt") : describe_error(waited.error())) + ", its fate " +
-                 std::to_string(static_cast<int>(fate)) + "; the first flush surfaced " +
-                 std::to_string(first_flush.failures.size()) + " failure(s)" +
-                 (surfaced_as_loss ? " (device lost)" : "") + ", the second " +
+                 "; the faulting launch " + (launched.ok() ? "was admitted" : "was refused: " + describe_error(launched.error())) +
+                 "; the next sync surfaced " + std::to_string(synced.failures.size()) + " failure(s), " +
+                 std::to_string(losses_surfaced) + " of them this launch's device loss (sync completion: " +
+                 (synced.completion.ok() ? std::string("ok") : describe_error(synced.completion.error())) +
+                 "); its fate afterwards " + std::to_string(static_cast<int>(fate)) + " (6 = lost); a second flush surfaced " +
                  std::to_string(second_flush.failures.size()) + "; device losses " +
                  std::to_string(counters.device_losses) + ", recoveries " + std::to_string(counters.recoveries) +
                  "; in-process recovery: " +
                  (after.empty() ? std::string("the work completed on a new context")
                                 : "refused (" + after + "): the fault is process-wide") +
-                 "; shutdown: buffers discarded " +
-                 std::to_string(report.tally(ResourceKind::Buffers).discarded) + ", quarantined " +
-                 std::to_string(report.tally(ResourceKind::Buffers).quarantined) + ", leaked " +
-                 std::to_string(report.leaked()) + ", " + std::to_string(report.quarantine.size()) +
-                 " quarantine entr" + (report.quarantine.size() == 1 ? "y" : "ies");
-  check.passed = before.empty() && !waited.ok() && surfaced_as_loss && second_flush.failures.empty() && loss_seen &&
-                 accounted;
+                 "; shutdown: buffers created " + std::to_string(buffers.created) + ", released " +
+                 std::to_string(buffers.released) + ", discarded with the lost context " +
+                 std::to_string(buffers.discarded) + ", quarantined " + std::to_string(buffers.quarantined) +
+                 ", leaked " + std::to_string(report.leaked()) + ", epochs " + std::to_string(report.epochs) +
+                 ", device losses " + std::to_string(report.device_losses);
+  check.passed = before.empty() && launched.ok() && losses_surfaced == 1 && second_flush.failures.empty() &&
+                 fate == SubmissionFate::Lost && loss_seen && accounted;
   return check;
 }
 

@@ -90,8 +90,8 @@ class Prober {
         [&] { return submit_wait(launches(kLaunchBatch, small_)); });
     add("batch round trip", "one 4 KiB fill launch: submit (one event record) and wait", 1,
         [&] { return submit_wait(launches(1, small_)); });
-    add("kernel 16 MiB", "one fill launch over 16 MiB, submitted and waited", 1,
-        [&] { return submit_wait(launches(1, large_a_)); });
+    add("kernel 16 MiB", "one fill launch over 16 MiB (1,024 blocks of 256), submitted and waited", 1,
+        [&] { return submit_wait(launches(1, large_a_, 1024)); });
     add("copy H->D", "write_buffer of 1 MiB from pageable memory", 1, [&] {
       const std::array<std::span<const std::byte>, 1> segments = {std::span<const std::byte>(host_)};
       return device_.write_buffer(transfer_, 0, ByteSource{segments}).ok();
@@ -201,10 +201,10 @@ class Prober {
     return std::move(transaction.commit().front());
   }
 
-  std::vector<Command> launches(std::uint32_t count, const Buffer& target) {
+  std::vector<Command> launches(std::uint32_t count, const Buffer& target, std::uint32_t grid = 4) {
     bindings_ = {Binding{target.ref(), Access::Write}};
     LaunchDims dims;
-    dims.grid_x = 4;
+    dims.grid_x = grid;
     dims.block_x = 256;
     return std::vector<Command>(count, Command::launch(fill_.ref(), dims, bindings_, kValue));
   }

@@ -45,6 +45,8 @@ struct EngineWorkloadOptions {
   std::uint64_t wait_timeout_ns = 50'000'000;        // per blocking wait, virtual
   std::uint64_t liveness_timeout_ns = 600'000'000'000;  // the liveness phase's bound, virtual
   Ratio device_fault = Ratio{1, 3000};               // chance that a launch is the faulting kernel
+  std::uint64_t program_resident_bytes = 4096;       // each builtin program's resident bound (R17); a GPU's
+                                                     // module image is larger than the simulator's 4096
   Ratio loss_heavy = Ratio{1, 40};  // device_fault of one seed in 8 (workload swarm); {0, 1}: never
   std::function<void()> on_liveness;                 // called once when the safety phase ends
 };

@@ -139,7 +139,7 @@ class EngineWorkload {
     if (slot.valid() && slot.epoch == epoch_) return slot;
     ArtifactRef artifact;
     artifact.kernel_name = kernel_name(kernel);
-    artifact.resident_bytes = kProgramResidentBytes;
+    artifact.resident_bytes = options_.program_resident_bytes;
     Result<ProgramId> loaded = engine_.load_program(artifact);
     if (!loaded.ok()) {
       absorb(loaded.error());

@@ -126,6 +126,7 @@ inline std::vector<cuda::CheckResult> engine_fault_campaign(int ordinal, std::os
     options.seed = seed + run;
     options.operations = operations;
     options.device_fault = Ratio::never();
+    options.program_resident_bytes = 1ULL << 20U;  // the GPU's builtin module image is about 19 KB
     options.wait_timeout_ns = 2'000'000'000;
     options.liveness_timeout_ns = 60'000'000'000;
     options.on_liveness = [&stack] { stack.inner().set_injecting(false); };
