@@ -145,15 +145,17 @@ bool ContractChecker::check_created(HandleKind kind, std::uint64_t id, std::uint
     report(Rule::ProviderInvalidCreatedHandle, name, {}, "a successful creation returned an empty handle");
     return false;
   }
+  auto live = [id](const auto& table) {
+    const auto* record = table.find(id);
+    return record != nullptr && record->life == Life::Live;
+  };
   bool live_already = false;
   switch (kind) {
-    case HandleKind::BufferHandle: live_already = buffers_.find(id) != nullptr && buffers_.find(id)->life == Life::Live; break;
-    case HandleKind::ProgramHandle: live_already = programs_.find(id) != nullptr && programs_.find(id)->life == Life::Live; break;
-    case HandleKind::QueueHandle: live_already = queues_.find(id) != nullptr && queues_.find(id)->life == Life::Live; break;
-    case HandleKind::EventHandle: live_already = events_.find(id) != nullptr && events_.find(id)->life == Life::Live; break;
-    case HandleKind::ExecutableHandle:
-      live_already = executables_.find(id) != nullptr && executables_.find(id)->life == Life::Live;
-      break;
+    case HandleKind::BufferHandle: live_already = live(buffers_); break;
+    case HandleKind::ProgramHandle: live_already = live(programs_); break;
+    case HandleKind::QueueHandle: live_already = live(queues_); break;
+    case HandleKind::EventHandle: live_already = live(events_); break;
+    case HandleKind::ExecutableHandle: live_already = live(executables_); break;
     case HandleKind::ContextHandle:
     case HandleKind::None: break;
   }

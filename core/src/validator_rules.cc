@@ -1,6 +1,7 @@
 // The validator's vocabulary: the rule table, names, the readable violation report, the read poison and the
 // batch digest. docs/validator.md mirrors the rule table one line per rule.
 #include <array>
+#include <bit>
 #include <cassert>
 #include <cstring>
 #include <string>
@@ -212,47 +213,83 @@ std::uint64_t poison_word(std::uint64_t salt, std::uint64_t word_index) {
   return splitmix64(state);
 }
 
-// Walks the sink's bytes with their poison: one hash per 8 positions, whatever the segmentation.
-class PoisonCursor {
- public:
-  explicit PoisonCursor(std::uint64_t salt) : salt_(salt) {}
+// The poison byte at sink position `position`: byte (position % 8) of its word, little-endian.
+std::byte poison_byte(std::uint64_t salt, std::uint64_t position) {
+  return static_cast<std::byte>((poison_word(salt, position / 8) >> (8U * (position % 8U))) & 0xFFU);
+}
 
-  std::byte next() {
-    if (position_ % 8 == 0) word_ = poison_word(salt_, position_ / 8);
-    const auto byte = static_cast<std::byte>((word_ >> (8U * (position_ % 8U))) & 0xFFU);
-    ++position_;
-    return byte;
-  }
-  std::uint64_t position() const { return position_; }
+// True when some byte of `word` is zero (the classic bit trick: exact, no false positives).
+constexpr bool has_zero_byte(std::uint64_t word) {
+  return ((word - 0x0101010101010101ULL) & ~word & 0x8080808080808080ULL) != 0;
+}
 
- private:
-  std::uint64_t salt_;
-  std::uint64_t position_ = 0;
-  std::uint64_t word_ = 0;
-};
+// The bytes of `word` as they lie in memory on a little-endian host, which quiesce requires (core's digests
+// and the trace format assume it too).
+static_assert(std::endian::native == std::endian::little, "quiesce assumes a little-endian host");
 
 }  // namespace
 
+// Both functions work a word (8 sink positions, one hash) at a time where a segment covers a whole word, and
+// a byte at a time at segment edges, so the poison is the same whatever the segmentation.
 void poison_sink(ByteSink sink, std::uint64_t salt) {
-  PoisonCursor cursor(salt);
+  std::uint64_t position = 0;
   for (const std::span<std::byte> segment : sink.segments) {
-    for (std::byte& byte : segment) byte = cursor.next();
+    std::byte* bytes = segment.data();
+    std::size_t left = segment.size();
+    while (left > 0 && position % 8 != 0) {
+      *bytes++ = poison_byte(salt, position++);
+      --left;
+    }
+    for (; left >= 8; left -= 8, bytes += 8, position += 8) {
+      const std::uint64_t word = poison_word(salt, position / 8);
+      std::memcpy(bytes, &word, sizeof(word));
+    }
+    for (; left > 0; --left) *bytes++ = poison_byte(salt, position++);
   }
 }
 
 std::uint64_t find_poison_run(ByteSink sink, std::uint64_t salt) {
-  PoisonCursor cursor(salt);
+  static_assert(kPoisonRunMin == 8, "the word-at-a-time scan below counts runs of at most 8 per word step");
+  std::uint64_t position = 0;
   std::uint64_t run_start = 0;
   std::uint64_t run_length = 0;
+  // One byte: extends or breaks the current run of still-poisoned bytes.
+  auto visit = [&](std::byte byte) {
+    if (byte == poison_byte(salt, position)) {
+      if (run_length == 0) run_start = position;
+      ++run_length;
+    } else {
+      run_length = 0;
+    }
+    ++position;
+    return run_length >= kPoisonRunMin;
+  };
   for (const std::span<const std::byte> segment : sink.segments) {
-    for (const std::byte byte : segment) {
-      const std::uint64_t position = cursor.position();
-      if (byte == cursor.next()) {
+    const std::byte* bytes = segment.data();
+    std::size_t left = segment.size();
+    while (left > 0 && position % 8 != 0) {
+      if (visit(*bytes++)) return run_start;
+      --left;
+    }
+    for (; left >= 8; left -= 8, bytes += 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, bytes, sizeof(word));
+      const std::uint64_t difference = word ^ poison_word(salt, position / 8);
+      if (difference == 0) {  // eight poisoned bytes: a run of at least kPoisonRunMin
         if (run_length == 0) run_start = position;
-        if (++run_length == kPoisonRunMin) return run_start;
-      } else {
-        run_length = 0;
+        return run_start;
       }
+      if (!has_zero_byte(difference)) {  // no byte still poisoned: any run is broken
+        run_length = 0;
+        position += 8;
+        continue;
+      }
+      for (std::size_t index = 0; index < 8; ++index) {
+        if (visit(bytes[index])) return run_start;
+      }
+    }
+    for (; left > 0; --left) {
+      if (visit(*bytes++)) return run_start;
     }
   }
   return UINT64_MAX;

@@ -19,15 +19,14 @@ CallExecutor::CallExecutor(RecordedStack& top) : top_(&top), budget_(std::numeri
 template <class Tag>
 Handle<Tag> CallExecutor::handle(HandleKind kind, std::uint64_t recorded) const {
   if (recorded == 0) return Handle<Tag>{};
-  const auto& map = maps_[static_cast<std::size_t>(kind)];
-  const auto found = map.find(recorded);
-  if (found == map.end()) return Handle<Tag>{};
-  return Handle<Tag>(found->second.id, found->second.epoch);
+  const Mapped* found = maps_[static_cast<std::size_t>(kind)].find(recorded);
+  if (found == nullptr) return Handle<Tag>{};
+  return Handle<Tag>(found->id, found->epoch);
 }
 
 void CallExecutor::learn(HandleKind kind, std::uint64_t recorded, std::uint64_t id, std::uint32_t epoch) {
   if (recorded == 0 || id == 0 || kind == HandleKind::None) return;
-  maps_[static_cast<std::size_t>(kind)][recorded] = Mapped{id, epoch};
+  maps_[static_cast<std::size_t>(kind)].set(recorded, Mapped{id, epoch});
 }
 
 void CallExecutor::build_batch(const CallRecord& call) {

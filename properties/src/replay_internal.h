@@ -3,7 +3,6 @@
 
 #include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -29,6 +28,45 @@ class CallExecutor {
     std::uint64_t id = 0;
     std::uint32_t epoch = 0;
   };
+  // Recorded id (never 0) to mapped handle: open addressing in a power-of-two table, half full at most.
+  // Looked up, never iterated, so no order can reach a result.
+  class IdMap {
+   public:
+    const Mapped* find(std::uint64_t key) const {
+      for (std::size_t at = slot_of(key);; at = (at + 1) & (slots_.size() - 1)) {
+        if (slots_[at].key == key) return &slots_[at].value;
+        if (slots_[at].key == 0) return nullptr;
+      }
+    }
+    void set(std::uint64_t key, Mapped value) {
+      if (2 * (used_ + 1) > slots_.size()) grow();
+      std::size_t at = slot_of(key);
+      while (slots_[at].key != 0 && slots_[at].key != key) at = (at + 1) & (slots_.size() - 1);
+      if (slots_[at].key == 0) ++used_;
+      slots_[at] = Slot{key, value};
+    }
+
+   private:
+    struct Slot {
+      std::uint64_t key = 0;
+      Mapped value;
+    };
+    std::size_t slot_of(std::uint64_t key) const {
+      return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_);
+    }
+    void grow() {
+      std::vector<Slot> old(slots_.size() * 2);
+      old.swap(slots_);
+      --shift_;
+      used_ = 0;
+      for (const Slot& slot : old) {
+        if (slot.key != 0) set(slot.key, slot.value);
+      }
+    }
+    std::vector<Slot> slots_ = std::vector<Slot>(64);
+    unsigned shift_ = 58;  // 64 - log2(slots_.size())
+    std::size_t used_ = 0;
+  };
   template <class Tag>
   Handle<Tag> handle(traces::HandleKind kind, std::uint64_t recorded) const;
   template <class Tag>
@@ -45,8 +83,7 @@ class CallExecutor {
   RecordedStack* top_;
   MemoryBudget budget_;
   std::uint64_t transactions_ = 0;
-  // Looked up, never iterated, so the unordered order cannot reach a result.
-  std::array<std::unordered_map<std::uint64_t, Mapped>, traces::kHandleKindCount> maps_;
+  std::array<IdMap, traces::kHandleKindCount> maps_;
   std::vector<Command> commands_;
   std::vector<std::vector<Binding>> bindings_;
   std::vector<std::byte> sink_bytes_;

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "quiesce/core/seeded_bytes.h"
 #include "quiesce/traces/codec.h"
 #include "quiesce/traces/print.h"
 #include "quiesce/traces/validate.h"
@@ -128,6 +129,132 @@ TEST(TraceFormat, BoundsAreCheckedBeforeAllocating) {
   const TraceResult<Trace> decoded = decode_binary(bytes);
   ASSERT_FALSE(decoded.ok());
   EXPECT_NE(decoded.error().message().find("above the bound"), std::string::npos) << decoded.error().message();
+}
+
+// The sample trace with seeded payloads (as the raw workload writes them): 300 bytes written, 77 uploaded by
+// the submit and 77 by the capture.
+Trace seeded_trace(std::uint32_t version) {
+  Trace trace = testing::sample_trace();
+  trace.header.format_version = version;
+  for (Record& record : trace.records) {
+    if (record.kind != RecordKind::Call) continue;
+    if (record.call.op == Op::WriteBuffer) {
+      record.call.data.resize(300);
+      fill_seeded_bytes(0x1234, record.call.data);
+    }
+    for (CommandRecord& command : record.call.commands) {
+      if (command.kind != CommandKind::Upload) continue;
+      command.data.resize(77);
+      fill_seeded_bytes(~std::uint64_t{0}, command.data);
+      command.bytes = 77;
+    }
+  }
+  trace.footer = compute_footer(trace.header, trace.records);
+  return trace;
+}
+
+TEST(TraceFormat, SeededPayloadsAreStoredAsTheirSeed) {
+  const Trace trace = seeded_trace(kFormatVersion);
+  const Trace old = seeded_trace(1);
+  const std::vector<std::byte> bytes = encode_binary(trace);
+  const std::vector<std::byte> old_bytes = encode_binary(old);
+  // Version 1 holds 2 + 300 and twice 1 + 77 bytes for the payloads, version 2 a 2-byte head and a seed each.
+  EXPECT_EQ(old_bytes.size() - bytes.size(), (302U - 10U) + 2 * (78U - 10U));
+  const TraceResult<Trace> decoded = decode_binary(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  ASSERT_EQ(decoded->records.size(), trace.records.size());
+  for (std::size_t index = 0; index < trace.records.size(); ++index) {
+    EXPECT_EQ(decoded->records[index], trace.records[index]) << "record " << index;
+  }
+  EXPECT_EQ(decoded->footer, trace.footer);
+  EXPECT_EQ(encode_binary(decoded.value()), bytes);
+  // JSON Lines holds the bytes themselves; converting back finds the seeds again.
+  const TraceResult<Trace> from_json = decode_jsonl(encode_jsonl(trace));
+  ASSERT_TRUE(from_json.ok()) << from_json.error().message();
+  EXPECT_EQ(from_json->footer.digest, trace.footer.digest);
+  EXPECT_EQ(encode_binary(from_json.value()), bytes);
+}
+
+TEST(TraceFormat, VersionOneIsStillReadAndWrittenAsVersionOne) {
+  const Trace old = seeded_trace(1);
+  const std::vector<std::byte> bytes = encode_binary(old);
+  EXPECT_EQ(bytes[8], std::byte{1});
+  const TraceResult<Trace> decoded = decode_binary(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  EXPECT_EQ(decoded->header.format_version, 1U);
+  ASSERT_EQ(decoded->records.size(), old.records.size());
+  for (std::size_t index = 0; index < old.records.size(); ++index) EXPECT_EQ(decoded->records[index], old.records[index]);
+  // Re-encoding (what a replay does) gives the version-1 bytes and digest back, not version 2's.
+  EXPECT_EQ(encode_binary(decoded.value()), bytes);
+  EXPECT_EQ(compute_footer(decoded->header, decoded->records), old.footer);
+  EXPECT_NE(old.footer.digest, seeded_trace(kFormatVersion).footer.digest);
+}
+
+TEST(TraceFormat, EveryTruncationAndCorruptionOfSeededPayloadsIsRefused) {
+  const std::vector<std::byte> bytes = encode_binary(seeded_trace(kFormatVersion));
+  for (std::size_t length = 0; length < bytes.size(); ++length) {
+    const TraceResult<Trace> decoded = decode_binary(std::span(bytes.data(), length));
+    ASSERT_FALSE(decoded.ok()) << "a trace cut to " << length << " of " << bytes.size() << " bytes was accepted";
+    EXPECT_LE(decoded.error().position, length) << decoded.error().message();
+  }
+  for (std::size_t index = 0; index < bytes.size(); ++index) {
+    std::vector<std::byte> damaged = bytes;
+    damaged[index] ^= std::byte{0x5A};
+    EXPECT_FALSE(decode_binary(damaged).ok()) << "flipping bits of byte " << index << " was not noticed";
+  }
+}
+
+// A version-2 trace of one write_buffer record whose data field is `field` (the record stops there).
+TraceResult<Trace> decode_write_with_data(const std::vector<std::uint8_t>& field) {
+  BinaryWriter writer(make_header(1));
+  std::vector<std::byte> bytes = writer.finish();
+  bytes.resize(bytes.size() - 10);  // drop the footer: end tag, count and digest
+  for (const int value : {0x40 + static_cast<int>(Op::WriteBuffer), 0, 0}) bytes.push_back(static_cast<std::byte>(value));
+  for (const std::uint8_t value : field) bytes.push_back(static_cast<std::byte>(value));
+  return decode_binary(bytes);
+}
+
+TEST(TraceFormat, MalformedSeededPayloadsAreRefusedWithWhatAndWhere) {
+  ASSERT_EQ(make_header(1).format_version, 2U);
+  // Seeded, but 8 bytes long: below the smallest seeded payload.
+  TraceResult<Trace> decoded = decode_write_with_data({17, 1, 2, 3, 4, 5, 6, 7, 8});
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.error().message().find("field 'data' holds 8 seeded bytes"), std::string::npos) << decoded.error().message();
+  const std::uint64_t field_at = decoded.error().position;
+  // Seeded and long enough, but its seed is cut off.
+  decoded = decode_write_with_data({2 * 64 + 1, 1, 2, 3});
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.error().message().find("field 'data' is truncated"), std::string::npos) << decoded.error().message();
+  // Seeded bytes stored byte for byte: a second encoding of the same record, refused.
+  std::vector<std::byte> seeded(16);
+  fill_seeded_bytes(99, seeded);
+  std::vector<std::uint8_t> field = {32};
+  for (const std::byte byte : seeded) field.push_back(static_cast<std::uint8_t>(byte));
+  decoded = decode_write_with_data(field);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.error().message().find("holds seeded bytes byte for byte"), std::string::npos) << decoded.error().message();
+  EXPECT_EQ(decoded.error().position, field_at);
+  // Above the bound per field, seeded or not: 2^27 bytes.
+  decoded = decode_write_with_data({0x80, 0x80, 0x80, 0x80, 0x01});
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.error().message().find("has length 134217728, above the bound"), std::string::npos) << decoded.error().message();
+  decoded = decode_write_with_data({0x81, 0x80, 0x80, 0x80, 0x01, 1, 2, 3, 4, 5, 6, 7, 8});
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.error().message().find("holds 134217728 seeded bytes"), std::string::npos) << decoded.error().message();
+}
+
+TEST(TraceFormat, SeededBytesAreRecognisedOnlyWhenTheyFollowTheirSeed) {
+  std::vector<std::byte> bytes(41);
+  fill_seeded_bytes(0xABCDEF, bytes);
+  ASSERT_EQ(seed_of_seeded_bytes(bytes), std::optional<std::uint64_t>(0xABCDEF));
+  for (std::size_t index = 0; index < bytes.size(); ++index) {
+    std::vector<std::byte> changed = bytes;
+    changed[index] ^= std::byte{0x01};
+    EXPECT_FALSE(seed_of_seeded_bytes(changed).has_value()) << "byte " << index;
+  }
+  EXPECT_FALSE(seed_of_seeded_bytes(std::span(bytes.data(), kSeededBytesMin - 1)).has_value());
+  EXPECT_TRUE(seed_of_seeded_bytes(std::span(bytes.data(), kSeededBytesMin)).has_value());
+  EXPECT_FALSE(seed_of_seeded_bytes(std::vector<std::byte>(64, std::byte{0})).has_value());
 }
 
 TEST(TraceFormat, PrintWritesOneLinePerRecord) {

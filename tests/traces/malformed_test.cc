@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "quiesce/core/seeded_bytes.h"
 #include "quiesce/traces/validate.h"
 #include "sample_trace.h"
 
@@ -123,6 +124,17 @@ TEST(MalformedSamples, Generate) {
   replace_line(wrong_type, 3, R"({"type":"call","op":"create_context","flags":"many","status":"ok"})");
   write(directory, "wrong_field_type.jsonl", wrong_type, "field 'flags' is not an unsigned integer");
   write(directory, "empty.jsonl", "", "not a quiesce trace");
+
+  // Version 2: a seeded payload (16 bytes of seed 0x5EED) whose head is changed to claim 8 bytes.
+  Trace seeded = trace;
+  seeded.records[6].call.data.resize(16);
+  fill_seeded_bytes(0x5EED, seeded.records[6].call.data);
+  seeded.footer = compute_footer(seeded.header, seeded.records);
+  std::string short_seeded = binary_text(seeded);
+  const std::string seed_bytes("\xED\x5E\0\0\0\0\0\0", 8);
+  const std::size_t head_at = short_seeded.find(seed_bytes) - 1;
+  short_seeded[head_at] = static_cast<char>(8 * 2 + 1);
+  write(directory, "seeded_payload_too_short.qtrace", short_seeded, "field 'data' holds 8 seeded bytes");
 }
 
 }  // namespace

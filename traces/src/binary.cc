@@ -96,6 +96,7 @@ TraceResult<TraceHeader> read_header(detail::DecodeState& state) {
                       TraceError::Where::Byte, 8};
   }
   header.format_version = static_cast<std::uint32_t>(version);
+  state.version = header.format_version;  // the records are read with their own version's field list
   if (!in.text("quiesce_version", header.quiesce_version) || !in.text("git_commit", header.git_commit) ||
       !in.fixed64("seed", header.seed) || !in.text("device", header.device) || !in.text("fault_plan", header.fault_plan) ||
       !in.text("cost_profile", header.cost_profile) || !in.text("schedule", header.schedule) ||
@@ -110,7 +111,10 @@ TraceResult<TraceHeader> read_header(detail::DecodeState& state) {
 
 // ---- writer ----
 
+// The records are written in the header's version: replaying or converting an older trace gives back its
+// own encoding and digest.
 BinaryWriter::BinaryWriter(const TraceHeader& header) : state_(std::make_unique<detail::EncodeState>()) {
+  state_->version = header.format_version;
   bytes_.reserve(4096);
   put_header(bytes_, header);
 }

@@ -16,7 +16,13 @@ namespace quiesce::traces::detail {
 inline constexpr std::uint8_t kEndTag = 0;
 inline constexpr std::uint8_t kCallTag = 0x40;
 
+// Format version 2 stores a payload of seeded bytes (core/seeded_bytes.h) as its length and seed. What the
+// seeds of one trace expand to is bounded, like everything else a reader allocates for.
+inline constexpr std::uint32_t kSeededBytesVersion = 2;
+inline constexpr std::uint64_t kSeededBytesTotalMax = std::uint64_t{1} << 30;
+
 struct EncodeState {
+  std::uint32_t version = kFormatVersion;
   std::uint64_t last_id[kHandleKindCount] = {};
   std::uint64_t calls = 0;
   std::uint64_t records = 0;
@@ -26,6 +32,7 @@ struct EncodeState {
 };
 
 struct DecodeState {
+  std::uint32_t version = kFormatVersion;
   const std::byte* begin = nullptr;
   const std::byte* cursor = nullptr;
   const std::byte* end = nullptr;
@@ -34,7 +41,10 @@ struct DecodeState {
   std::uint64_t calls = 0;
   std::uint64_t records = 0;
   std::uint64_t last_clock_ns = 0;
+  std::uint64_t seeded_bytes = 0;  // bytes expanded from seeds so far
   std::vector<std::string> interned;
+  // Commands of earlier records, kept with their storage so that decoding a batch does not allocate.
+  std::vector<CommandRecord> spare_commands;
   bool done = false;
 };
 

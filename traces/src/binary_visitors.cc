@@ -1,12 +1,24 @@
 // The binary encoding of one record, both directions, over the field list of fields.h.
+//
+// Decoding is the hot direction (DESIGN §9: 50 M events/s): each op and note kind has its own decoder, an
+// instantiation of the field list with the op known at compile time, picked from a table by the record's
+// tag; a field's bounds check and the record's error state are one comparison of the cursor with the end
+// (a failed field moves the end to the cursor, so every later field fails fast), and the error text is built
+// only when a record is refused.
+#include <array>
+#include <bit>
 #include <cassert>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "binary_codec.h"
+#include "quiesce/core/seeded_bytes.h"
 #include "text_util.h"
 
 namespace quiesce::traces::detail {
+
+static_assert(std::endian::native == std::endian::little, "the decoder reads varints as little-endian words");
 
 void put_varint(std::vector<std::byte>& out, std::uint64_t value) {
   while (value >= 0x80) {
@@ -73,8 +85,19 @@ class BinaryOut {
     put_varint(out_, index);
     put_text(out_, value);
   }
+  // Version 1: length and bytes. Version 2: varint (length * 2 + seeded), then the seed (fixed64) of seeded
+  // bytes, or the bytes themselves.
   void bytes(const char*, std::vector<std::byte>& value) {
-    put_varint(out_, value.size());
+    if (state_.version >= kSeededBytesVersion) {
+      const std::optional<std::uint64_t> seed = seed_of_seeded_bytes(value);
+      put_varint(out_, value.size() * 2 + (seed.has_value() ? 1 : 0));
+      if (seed.has_value()) {
+        put_fixed64(out_, *seed);
+        return;
+      }
+    } else {
+      put_varint(out_, value.size());
+    }
     out_.insert(out_.end(), value.begin(), value.end());
   }
   void values(const char*, std::vector<std::uint64_t>& value) {
@@ -104,55 +127,72 @@ class BinaryOut {
   std::vector<std::byte>& out_;
 };
 
+// status_count of every op, read once from the op table (record.cc).
+const std::array<std::uint8_t, kOpCount> kStatusCounts = [] {
+  std::array<std::uint8_t, kOpCount> counts{};
+  for (std::size_t op = 0; op < kOpCount; ++op) counts[op] = status_count(static_cast<Op>(op));
+  return counts;
+}();
+
+#define QUIESCE_HOT [[gnu::always_inline]] inline
+#define QUIESCE_COLD [[gnu::noinline, gnu::cold]]
+
 class BinaryIn {
  public:
-  BinaryIn(DecodeState& state, std::uint64_t record_index, std::string_view record_name)
-      : state_(state), record_index_(record_index), record_name_(record_name) {}
+  BinaryIn(DecodeState& state, TraceError& error, RecordKind kind, Op op)
+      : state_(state), cursor_(state.cursor), end_(state.end), error_(error), kind_(kind), op_(op) {}
 
-  bool failed() const { return failed_; }
-  const TraceError& error() const { return error_; }
-
-  void u8(const char* key, std::uint8_t& value, std::uint8_t count) {
-    const std::byte* start = state_.cursor;
-    if (!need(key, 1)) return;
-    const auto read = static_cast<std::uint8_t>(*state_.cursor++);
-    if (read >= count) return fail_at(start, key, "has value " + std::to_string(read) + ", above its largest value " + std::to_string(count - 1));
-    value = read;
+  // Hands the position back to the state. False when a field was refused (`error` says why).
+  bool finish() {
+    state_.cursor = cursor_;
+    return !failed_;
   }
-  void u32(const char* key, std::uint32_t& value) {
-    const std::byte* start = state_.cursor;
+  bool failed() const { return failed_; }
+
+  QUIESCE_HOT void u8(const char* key, std::uint8_t& value, std::uint8_t count) {
+    if (cursor_ != end_) [[likely]] {
+      const auto read = static_cast<std::uint8_t>(*cursor_);
+      if (read < count) [[likely]] {
+        ++cursor_;
+        value = read;
+        return;
+      }
+    }
+    u8_refused(key, count);
+  }
+  QUIESCE_HOT void u32(const char* key, std::uint32_t& value) {
+    const std::byte* start = cursor_;
     std::uint64_t read = 0;
     if (!varint(key, read)) return;
-    if (read > UINT32_MAX) return fail_at(start, key, "is " + std::to_string(read) + ", which does not fit 32 bits");
+    if (read > UINT32_MAX) [[unlikely]] return fail_at(start, key, "is " + std::to_string(read) + ", which does not fit 32 bits");
     value = static_cast<std::uint32_t>(read);
   }
-  void u64(const char* key, std::uint64_t& value) { (void)varint(key, value); }
-  void i32(const char* key, std::int32_t& value) {
-    const std::byte* start = state_.cursor;
+  QUIESCE_HOT void u64(const char* key, std::uint64_t& value) { (void)varint(key, value); }
+  QUIESCE_HOT void i32(const char* key, std::int32_t& value) {
+    const std::byte* start = cursor_;
     std::uint64_t read = 0;
     if (!varint(key, read)) return;
     const std::int64_t signed_value = unzigzag(read);
-    if (signed_value < INT32_MIN || signed_value > INT32_MAX) return fail_at(start, key, "does not fit 32 bits");
+    if (signed_value < INT32_MIN || signed_value > INT32_MAX) [[unlikely]] return fail_at(start, key, "does not fit 32 bits");
     value = static_cast<std::int32_t>(signed_value);
   }
-  void fixed64(const char* key, std::uint64_t& value) {
+  QUIESCE_HOT void fixed64(const char* key, std::uint64_t& value) {
     if (!need(key, 8)) return;
-    std::uint64_t read = 0;
-    for (unsigned shift = 0; shift < 64; shift += 8) read |= std::uint64_t{static_cast<std::uint8_t>(*state_.cursor++)} << shift;
-    value = read;
+    value = load_fixed64(cursor_);
+    cursor_ += 8;
   }
-  void flag(const char* key, bool& value) {
+  QUIESCE_HOT void flag(const char* key, bool& value) {
     std::uint8_t read = 0;
     u8(key, read, 2);
     value = read != 0;
   }
   template <class E>
-  void enumeration(const char* key, E& value, std::uint8_t count) {
+  QUIESCE_HOT void enumeration(const char* key, E& value, std::uint8_t count) {
     std::uint8_t read = 0;
     u8(key, read, count);
-    if (!failed_) value = static_cast<E>(read);
+    value = static_cast<E>(read);  // 0, a valid value, when the field was refused
   }
-  void id(const char* key, HandleKind kind, std::uint64_t& value) {
+  QUIESCE_HOT void id(const char* key, HandleKind kind, std::uint64_t& value) {
     std::uint64_t read = 0;
     if (!varint(key, read)) return;
     if (read == 0) {
@@ -163,109 +203,151 @@ class BinaryIn {
     value = last + static_cast<std::uint64_t>(unzigzag(read - 1));
     last = value;
   }
-  void call_index(const char* key, std::uint64_t& value) {
+  QUIESCE_HOT void call_index(const char* key, std::uint64_t& value) {
     std::uint64_t read = 0;
     if (varint(key, read)) value = state_.calls + static_cast<std::uint64_t>(unzigzag(read));
   }
-  void clock(const char* key, std::uint64_t& value) {
+  QUIESCE_HOT void clock(const char* key, std::uint64_t& value) {
     std::uint64_t read = 0;
     if (!varint(key, read)) return;
     value = state_.last_clock_ns + static_cast<std::uint64_t>(unzigzag(read));
     state_.last_clock_ns = value;
   }
-  void text(const char* key, std::string& value) {
-    const std::byte* start = state_.cursor;
+  QUIESCE_HOT void text(const char* key, std::string& value) {
+    const std::byte* start = cursor_;
     std::uint64_t index = 0;
     if (!varint(key, index)) return;
-    const std::uint64_t known = state_.interned.size();
-    if (index < known) {
+    if (index < state_.interned.size()) [[likely]] {
       value = state_.interned[index];
       return;
     }
-    if (index > known) return fail_at(start, key, "names string " + std::to_string(index) + " but only " + std::to_string(known) + " strings were defined before it");
-    if (known >= kInternedStringsMax) return fail_at(start, key, "defines more than " + std::to_string(kInternedStringsMax) + " distinct strings");
-    std::uint64_t length = 0;
-    if (!length_of(key, length, kTextBytesMax, 1)) return;
-    value.assign(reinterpret_cast<const char*>(state_.cursor), length);  // NOLINT: bytes of the text
-    if (!utf8_valid(value)) return fail_at(start, key, "is not valid UTF-8");
-    state_.cursor += length;
-    state_.interned.push_back(value);
+    define_text(start, key, index, value);
   }
-  void bytes(const char* key, std::vector<std::byte>& value) {
-    std::uint64_t length = 0;
-    if (!length_of(key, length, kDataBytesMax, 1)) return;
-    value.assign(state_.cursor, state_.cursor + length);
-    state_.cursor += length;
+  QUIESCE_HOT void bytes(const char* key, std::vector<std::byte>& value) {
+    if (state_.version < kSeededBytesVersion) return raw_bytes(key, value);
+    const std::byte* start = cursor_;
+    std::uint64_t head = 0;
+    if (!varint(key, head)) return;
+    if ((head & 1U) != 0) return seeded_bytes(start, key, head >> 1U, value);
+    const std::uint64_t length = head >> 1U;
+    if (length > kDataBytesMax || length > static_cast<std::uint64_t>(end_ - cursor_)) [[unlikely]] {
+      return length_refused(start, key, length, kDataBytesMax);
+    }
+    value.assign(cursor_, cursor_ + length);
+    cursor_ += length;
+    // One encoding per payload: seeded bytes stored byte for byte are a corrupted record.
+    if (length >= kSeededBytesMin && seed_of_seeded_bytes(value).has_value()) [[unlikely]] {
+      return fail_at(start, key, "holds seeded bytes byte for byte, which this version stores as their seed");
+    }
   }
-  void values(const char* key, std::vector<std::uint64_t>& value) {
+  QUIESCE_HOT void values(const char* key, std::vector<std::uint64_t>& value) {
     std::uint64_t count = 0;
-    if (!length_of(key, count, kValuesMax, 1)) return;
+    if (!length_of(key, count, kValuesMax)) return;
     value.resize(count);
     for (std::uint64_t& item : value) {
       if (!varint(key, item)) return;
     }
   }
   template <class T, class F>
-  void list(const char* key, std::vector<T>& items, std::uint64_t bound, F&& each) {
+  QUIESCE_HOT void list(const char* key, std::vector<T>& items, std::uint64_t bound, F&& each) {
     std::uint64_t count = 0;
-    if (!length_of(key, count, bound, 1)) return;
-    items.resize(count);
+    if (!length_of(key, count, bound)) return;
+    if constexpr (std::is_same_v<T, CommandRecord>) {
+      for (std::uint64_t index = 0; index < count; ++index) items.push_back(spare_command());
+    } else {
+      items.resize(count);
+    }
     for (T& item : items) {
       each(item);
       if (failed_) return;
     }
   }
   template <class F>
-  void object(const char*, F&& body) {
+  QUIESCE_HOT void object(const char*, F&& body) {
     if (!failed_) body();
   }
-  void status(Op op, std::uint8_t& status, bool& has_error, bool& has_timing, bool& has_result) {
-    const std::byte* start = state_.cursor;
+  QUIESCE_HOT void status(Op op, std::uint8_t& status, bool& has_error, bool& has_timing, bool& has_result) {
+    const std::byte* start = cursor_;
     std::uint8_t packed = 0;
     u8("status", packed, 0x80);
-    if (failed_) return;
     status = packed & kStatusMask;
-    if (status >= status_count(op)) return fail_at(start, "status", "is " + std::to_string(status) + ", not a status of " + std::string(to_string(op)));
     has_error = (packed & kHasError) != 0;
     has_timing = (packed & kHasTiming) != 0;
     has_result = (packed & kHasResult) != 0;
-    if (has_result && result_kind(op) == HandleKind::None) return fail_at(start, "status", "claims a result handle, but " + std::string(to_string(op)) + " returns none");
-  }
-
-  void fail_at(const std::byte* where, std::string_view key, const std::string& what) {
-    if (failed_) return;
-    failed_ = true;
-    error_.where = TraceError::Where::Byte;
-    error_.position = static_cast<std::uint64_t>(where - state_.begin);
-    error_.what = "record " + std::to_string(record_index_) + " (" + std::string(record_name_) + "), field '" +
-                  std::string(key) + "' " + what;
+    if (failed_) [[unlikely]] return;
+    if (status >= kStatusCounts[static_cast<std::size_t>(op)]) [[unlikely]] {
+      return fail_at(start, "status", "is " + std::to_string(status) + ", not a status of " + std::string(to_string(op)));
+    }
+    if (has_result && result_of(op) == HandleKind::None) [[unlikely]] {
+      return fail_at(start, "status", "claims a result handle, but " + std::string(to_string(op)) + " returns none");
+    }
   }
 
  private:
-  bool need(const char* key, std::uint64_t bytes) {
-    if (!failed_ && static_cast<std::uint64_t>(state_.end - state_.cursor) >= bytes) [[likely]] return true;
-    return need_failed(key, bytes);
+  static std::uint64_t load_fixed64(const std::byte* at) {
+    std::uint64_t value = 0;
+    for (unsigned shift = 0; shift < 64; shift += 8) value |= std::uint64_t{static_cast<std::uint8_t>(*at++)} << shift;
+    return value;
   }
-  bool need_failed(const char* key, std::uint64_t bytes) {
-    if (failed_) return false;
-    const auto left = static_cast<std::uint64_t>(state_.end - state_.cursor);
-    fail_at(state_.cursor, key, "is truncated: expected " + std::to_string(bytes) + " bytes, found " + std::to_string(left));
+
+  QUIESCE_HOT bool need(const char* key, std::uint64_t bytes) {
+    if (static_cast<std::uint64_t>(end_ - cursor_) >= bytes) [[likely]] return true;
+    truncated(key, bytes);
     return false;
   }
-  bool varint(const char* key, std::uint64_t& value) {
-    // Most varints are one byte: ids are deltas, sizes and statuses are small.
-    if (!failed_ && state_.cursor != state_.end && (static_cast<std::uint8_t>(*state_.cursor) & 0x80U) == 0) [[likely]] {
-      value = static_cast<std::uint8_t>(*state_.cursor++);
-      return true;
+  // Most varints are one byte: ids are deltas, sizes and statuses are small.
+  QUIESCE_HOT bool varint(const char* key, std::uint64_t& value) {
+    if (cursor_ != end_) [[likely]] {
+      const auto first = static_cast<std::uint8_t>(*cursor_);
+      if ((first & 0x80U) == 0) [[likely]] {
+        ++cursor_;
+        value = first;
+        return true;
+      }
+      if (end_ - cursor_ >= 10) return varint_unchecked(key, value);
     }
-    return varint_long(key, value);
+    return varint_near_end(key, value);
   }
-  bool varint_long(const char* key, std::uint64_t& value) {
-    const std::byte* start = state_.cursor;
+  // At least 10 bytes are left, so no byte of the varint needs a bounds check. A varint of up to 8 bytes is
+  // read as one word: its last byte is the first without the continuation bit, and the 7-bit groups are
+  // packed together in three steps.
+  QUIESCE_HOT bool varint_unchecked(const char* key, std::uint64_t& value) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, cursor_, sizeof(word));
+    const std::uint64_t stops = ~word & 0x8080808080808080ULL;
+    if (stops == 0) [[unlikely]] return varint_long(key, value);
+    const unsigned bits = static_cast<unsigned>(std::countr_zero(stops)) + 1;  // 8 * the varint's length
+    std::uint64_t groups = (bits == 64 ? word : word & ((std::uint64_t{1} << bits) - 1)) & 0x7F7F7F7F7F7F7F7FULL;
+    groups = ((groups & 0x7F007F007F007F00ULL) >> 1U) | (groups & 0x007F007F007F007FULL);
+    groups = ((groups & 0x3FFF00003FFF0000ULL) >> 2U) | (groups & 0x00003FFF00003FFFULL);
+    groups = ((groups & 0x0FFFFFFF00000000ULL) >> 4U) | (groups & 0x000000000FFFFFFFULL);
+    cursor_ += bits / 8;
+    value = groups;
+    return true;
+  }
+  // 9 or 10 bytes, or longer than 64 bits.
+  QUIESCE_COLD bool varint_long(const char* key, std::uint64_t& value) {
+    std::uint64_t result = 0;
+    for (unsigned index = 0; index < 10; ++index) {
+      const auto byte = static_cast<std::uint8_t>(cursor_[index]);
+      if (index == 9 && byte > 1) break;
+      result |= std::uint64_t{byte & 0x7FU} << (7 * index);
+      if ((byte & 0x80U) == 0) {
+        cursor_ += index + 1;
+        value = result;
+        return true;
+      }
+    }
+    fail_at(cursor_, key, "is a varint longer than 64 bits");
+    return false;
+  }
+  QUIESCE_COLD bool varint_near_end(const char* key, std::uint64_t& value) {
+    if (failed_) return false;
+    const std::byte* start = cursor_;
     std::uint64_t result = 0;
     for (unsigned shift = 0; shift < 70; shift += 7) {
       if (!need(key, 1)) return false;
-      const auto byte = static_cast<std::uint8_t>(*state_.cursor++);
+      const auto byte = static_cast<std::uint8_t>(*cursor_++);
       if (shift == 63 && byte > 1) break;
       result |= std::uint64_t{byte & 0x7FU} << shift;
       if ((byte & 0x80U) == 0) {
@@ -276,28 +358,139 @@ class BinaryIn {
     fail_at(start, key, "is a varint longer than 64 bits");
     return false;
   }
-  // A length or count: at most `bound`, and no more than the bytes left could hold.
-  bool length_of(const char* key, std::uint64_t& value, std::uint64_t bound, std::uint64_t bytes_each) {
-    const std::byte* start = state_.cursor;
+  // A length or count: at most `bound`, and no more than the bytes left could hold (each item takes a byte).
+  QUIESCE_HOT bool length_of(const char* key, std::uint64_t& value, std::uint64_t bound) {
+    const std::byte* start = cursor_;
     if (!varint(key, value)) return false;
-    if (value > bound) {
-      fail_at(start, key, "has length " + std::to_string(value) + ", above the bound " + std::to_string(bound));
-      return false;
-    }
-    const auto left = static_cast<std::uint64_t>(state_.end - state_.cursor);
-    if (value * bytes_each > left) {
-      fail_at(start, key, "is truncated: it claims " + std::to_string(value) + " items but only " + std::to_string(left) + " bytes are left");
+    if (value > bound || value > static_cast<std::uint64_t>(end_ - cursor_)) [[unlikely]] {
+      length_refused(start, key, value, bound);
       return false;
     }
     return true;
   }
+  void raw_bytes(const char* key, std::vector<std::byte>& value) {
+    std::uint64_t length = 0;
+    if (!length_of(key, length, kDataBytesMax)) return;
+    value.assign(cursor_, cursor_ + length);
+    cursor_ += length;
+  }
+  void seeded_bytes(const std::byte* start, const char* key, std::uint64_t length, std::vector<std::byte>& value) {
+    if (length < kSeededBytesMin || length > kDataBytesMax) [[unlikely]] {
+      return fail_at(start, key, "holds " + std::to_string(length) + " seeded bytes; a seeded payload holds " +
+                                     std::to_string(kSeededBytesMin) + " to " + std::to_string(kDataBytesMax));
+    }
+    if (length > kSeededBytesTotalMax - state_.seeded_bytes) [[unlikely]] {
+      return fail_at(start, key, "expands the trace's seeded bytes beyond the bound " + std::to_string(kSeededBytesTotalMax));
+    }
+    std::uint64_t seed = 0;
+    fixed64(key, seed);
+    if (failed_) return;
+    state_.seeded_bytes += length;
+    value.resize(length);
+    fill_seeded_bytes(seed, value);
+  }
+  // A command with every field at its default, its two vectors' storage taken from an earlier record.
+  CommandRecord spare_command() {
+    CommandRecord command;
+    if (state_.spare_commands.empty()) return command;
+    CommandRecord& spare = state_.spare_commands.back();
+    command.bindings = std::move(spare.bindings);
+    command.data = std::move(spare.data);
+    state_.spare_commands.pop_back();
+    return command;
+  }
+  QUIESCE_COLD void define_text(const std::byte* start, const char* key, std::uint64_t index, std::string& value) {
+    const std::uint64_t known = state_.interned.size();
+    if (index > known) return fail_at(start, key, "names string " + std::to_string(index) + " but only " + std::to_string(known) + " strings were defined before it");
+    if (known >= kInternedStringsMax) return fail_at(start, key, "defines more than " + std::to_string(kInternedStringsMax) + " distinct strings");
+    std::uint64_t length = 0;
+    if (!length_of(key, length, kTextBytesMax)) return;
+    value.assign(reinterpret_cast<const char*>(cursor_), length);  // NOLINT: bytes of the text
+    if (!utf8_valid(value)) return fail_at(start, key, "is not valid UTF-8");
+    cursor_ += length;
+    state_.interned.push_back(value);
+  }
+  QUIESCE_COLD void u8_refused(const char* key, std::uint8_t count) {
+    if (failed_) return;
+    if (cursor_ == end_) return truncated(key, 1);
+    const auto read = static_cast<std::uint8_t>(*cursor_);
+    fail_at(cursor_, key, "has value " + std::to_string(read) + ", above its largest value " + std::to_string(count - 1));
+  }
+  QUIESCE_COLD void truncated(const char* key, std::uint64_t bytes) {
+    if (failed_) return;
+    const auto left = static_cast<std::uint64_t>(end_ - cursor_);
+    fail_at(cursor_, key, "is truncated: expected " + std::to_string(bytes) + " bytes, found " + std::to_string(left));
+  }
+  QUIESCE_COLD void length_refused(const std::byte* start, const char* key, std::uint64_t value, std::uint64_t bound) {
+    if (value > bound) return fail_at(start, key, "has length " + std::to_string(value) + ", above the bound " + std::to_string(bound));
+    const auto left = static_cast<std::uint64_t>(end_ - cursor_);
+    fail_at(start, key, "is truncated: it claims " + std::to_string(value) + " items but only " + std::to_string(left) + " bytes are left");
+  }
+  // Records the first refusal and makes every later field of the record fail at once.
+  QUIESCE_COLD void fail_at(const std::byte* where, std::string_view key, const std::string& what) {
+    if (failed_) return;
+    failed_ = true;
+    end_ = cursor_;
+    const std::string_view name = kind_ == RecordKind::Call ? to_string(op_) : to_string(kind_);
+    error_.where = TraceError::Where::Byte;
+    error_.position = static_cast<std::uint64_t>(where - state_.begin);
+    error_.what = "record " + std::to_string(state_.records) + " (" + std::string(name) + "), field '" + std::string(key) + "' " + what;
+  }
 
   DecodeState& state_;
-  std::uint64_t record_index_;
-  std::string_view record_name_;
+  const std::byte* cursor_;
+  const std::byte* end_;
+  TraceError& error_;
+  RecordKind kind_;
+  Op op_;
   bool failed_ = false;
-  TraceError error_;
 };
+
+using RecordDecoder = bool (*)(DecodeState&, Record&, TraceError&);
+
+template <Op kOp>
+bool decode_call(DecodeState& state, Record& record, TraceError& error) {
+  record.kind = RecordKind::Call;
+  record.call.op = kOp;
+  BinaryIn visitor(state, error, RecordKind::Call, kOp);
+  visit_call(visitor, record.call, kOp);
+  if (!visitor.finish()) return false;
+  state.calls++;
+  return true;
+}
+
+template <RecordKind kKind>
+bool decode_note(DecodeState& state, Record& record, TraceError& error) {
+  record.kind = kKind;
+  BinaryIn visitor(state, error, kKind, Op::DeviceInfo);
+  visit_note(visitor, kKind, record.note);
+  return visitor.finish();
+}
+
+bool unknown_tag(DecodeState& state, Record&, TraceError& error) {
+  const std::byte* tag_at = state.cursor - 1;
+  error = TraceError{"record " + std::to_string(state.records) + " has an unknown tag " + std::to_string(static_cast<std::uint8_t>(*tag_at)),
+                     TraceError::Where::Byte, static_cast<std::uint64_t>(tag_at - state.begin)};
+  return false;
+}
+
+// The decoder of every tag: notes at 1..5, calls at kCallTag + op, everything else unknown.
+constexpr std::array<RecordDecoder, 256> kDecoders = [] {
+  std::array<RecordDecoder, 256> table{};
+  for (RecordDecoder& decoder : table) decoder = unknown_tag;
+  table[static_cast<std::size_t>(RecordKind::Fault)] = decode_note<RecordKind::Fault>;
+  table[static_cast<std::size_t>(RecordKind::Schedule)] = decode_note<RecordKind::Schedule>;
+  table[static_cast<std::size_t>(RecordKind::Clock)] = decode_note<RecordKind::Clock>;
+  table[static_cast<std::size_t>(RecordKind::Finding)] = decode_note<RecordKind::Finding>;
+  table[static_cast<std::size_t>(RecordKind::Violation)] = decode_note<RecordKind::Violation>;
+#define QUIESCE_TRACE_OP_DECODER(name, text, subject, result) \
+  table[kCallTag + static_cast<std::size_t>(Op::name)] = decode_call<Op::name>;
+  QUIESCE_TRACE_OPS(QUIESCE_TRACE_OP_DECODER)
+#undef QUIESCE_TRACE_OP_DECODER
+  return table;
+}();
+static_assert(kRecordKindCount == 6, "a new note kind needs its decoder in kDecoders");
+static_assert(kCallTag + kOpCount <= 256, "call tags fit a byte");
 
 }  // namespace
 
@@ -317,33 +510,15 @@ void encode_record(EncodeState& state, const Record& record, std::vector<std::by
 }
 
 bool decode_record_body(DecodeState& state, std::uint8_t tag, Record& record, TraceError& error) {
-  const std::byte* tag_at = state.cursor - 1;
+  // The commands of the record's previous contents keep their storage for the next batch.
+  std::vector<CommandRecord>& commands = record.call.commands;
+  for (CommandRecord& command : commands) {
+    command.bindings.clear();
+    command.data.clear();
+    state.spare_commands.push_back(std::move(command));
+  }
   reset(record);
-  const bool is_call = tag >= kCallTag && tag < kCallTag + kOpCount;
-  const bool is_note = tag >= 1 && tag < kRecordKindCount;
-  if (!is_call && !is_note) {
-    error = TraceError{"record " + std::to_string(state.records) + " has an unknown tag " + std::to_string(tag), TraceError::Where::Byte, static_cast<std::uint64_t>(tag_at - state.begin)};
-    return false;
-  }
-  if (is_call) {
-    record.kind = RecordKind::Call;
-    record.call.op = static_cast<Op>(tag - kCallTag);
-    BinaryIn visitor(state, state.records, to_string(record.call.op));
-    visit_call(visitor, record.call);
-    if (visitor.failed()) {
-      error = visitor.error();
-      return false;
-    }
-    state.calls++;
-  } else {
-    record.kind = static_cast<RecordKind>(tag);
-    BinaryIn visitor(state, state.records, to_string(record.kind));
-    visit_note(visitor, record.kind, record.note);
-    if (visitor.failed()) {
-      error = visitor.error();
-      return false;
-    }
-  }
+  if (!kDecoders[tag](state, record, error)) return false;
   state.records++;
   return true;
 }

@@ -6,10 +6,15 @@
 // members; a reading visitor stops touching the record after its first error.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 
 #include "quiesce/traces/record.h"
+
+// The binary decoder instantiates these functions once per op with the op known at compile time, so that
+// every switch on the op below folds away; forcing them inline is what lets the compiler do so.
+#define QUIESCE_FIELDS_INLINE [[gnu::always_inline]] inline
 
 namespace quiesce::traces::detail {
 
@@ -27,6 +32,20 @@ inline constexpr std::uint8_t kLaunchModeCount = 2;
 inline constexpr std::uint8_t kAccessCount = 3;
 inline constexpr std::uint8_t kEventStateCount = 5;
 
+// subject_kind and result_kind as constant tables (the same op list), for the decoder's per-op code.
+inline constexpr std::array<HandleKind, kOpCount> kSubjectKinds = {{
+#define QUIESCE_TRACE_OP_SUBJECT(name, text, subject, result) HandleKind::subject,
+    QUIESCE_TRACE_OPS(QUIESCE_TRACE_OP_SUBJECT)
+#undef QUIESCE_TRACE_OP_SUBJECT
+}};
+inline constexpr std::array<HandleKind, kOpCount> kResultKinds = {{
+#define QUIESCE_TRACE_OP_RESULT(name, text, subject, result) HandleKind::result,
+    QUIESCE_TRACE_OPS(QUIESCE_TRACE_OP_RESULT)
+#undef QUIESCE_TRACE_OP_RESULT
+}};
+constexpr HandleKind subject_of(Op op) { return kSubjectKinds[static_cast<std::size_t>(op)]; }
+constexpr HandleKind result_of(Op op) { return kResultKinds[static_cast<std::size_t>(op)]; }
+
 // Status byte of the binary encoding: the status in the low bits, then presence flags.
 inline constexpr std::uint8_t kStatusMask = 0x0F;
 inline constexpr std::uint8_t kHasError = 0x10;
@@ -34,7 +53,7 @@ inline constexpr std::uint8_t kHasTiming = 0x20;
 inline constexpr std::uint8_t kHasResult = 0x40;
 
 template <class V>
-void visit_error(V& v, ErrorValue& error) {
+QUIESCE_FIELDS_INLINE void visit_error(V& v, ErrorValue& error) {
   v.enumeration("kind", error.kind, kErrorKindCount);
   v.enumeration("domain", error.domain, kNativeDomainCount);
   v.i32("code", error.native_code);
@@ -44,7 +63,7 @@ void visit_error(V& v, ErrorValue& error) {
 }
 
 template <class V>
-void visit_dims(V& v, LaunchDims& dims) {
+QUIESCE_FIELDS_INLINE void visit_dims(V& v, LaunchDims& dims) {
   v.u32("grid_x", dims.grid_x);
   v.u32("grid_y", dims.grid_y);
   v.u32("grid_z", dims.grid_z);
@@ -54,7 +73,7 @@ void visit_dims(V& v, LaunchDims& dims) {
 }
 
 template <class V>
-void visit_command(V& v, CommandRecord& command) {
+QUIESCE_FIELDS_INLINE void visit_command(V& v, CommandRecord& command) {
   v.enumeration("kind", command.kind, kCommandKindCount);
   switch (command.kind) {
     case CommandKind::Launch:
@@ -95,13 +114,13 @@ void visit_command(V& v, CommandRecord& command) {
 }
 
 template <class V>
-void visit_commands(V& v, CallRecord& call) {
+QUIESCE_FIELDS_INLINE void visit_commands(V& v, CallRecord& call) {
   v.list("commands", call.commands, kCommandsMax, [&v](CommandRecord& command) { visit_command(v, command); });
 }
 
 template <class V>
-void visit_arguments(V& v, CallRecord& call) {
-  switch (call.op) {
+QUIESCE_FIELDS_INLINE void visit_arguments(V& v, CallRecord& call, Op op) {
+  switch (op) {
     case Op::CreateContext:
       v.u32("flags", call.flags);
       return;
@@ -152,8 +171,8 @@ void visit_arguments(V& v, CallRecord& call) {
 }
 
 template <class V>
-void visit_results(V& v, CallRecord& call) {
-  switch (call.op) {
+QUIESCE_FIELDS_INLINE void visit_results(V& v, CallRecord& call, Op op) {
+  switch (op) {
     case Op::Submit:
       v.u32("commands_enqueued", call.commands_enqueued);
       return;
@@ -178,18 +197,18 @@ void visit_results(V& v, CallRecord& call) {
   }
 }
 
-// Everything of a call after its op (which each encoding writes in its own way).
+// Everything of a call after its op (which each encoding writes in its own way). `op` is call.op.
 template <class V>
-void visit_call(V& v, CallRecord& call) {
-  const HandleKind subject = subject_kind(call.op);
+QUIESCE_FIELDS_INLINE void visit_call(V& v, CallRecord& call, Op op) {
+  const HandleKind subject = subject_of(op);
   if (subject != HandleKind::None) v.id("subject", subject, call.subject);
-  visit_arguments(v, call);
+  visit_arguments(v, call, op);
   bool has_timing = call.timing.has_value();
   bool has_result = call.result_id != 0 || call.result_epoch != 0;
-  v.status(call.op, call.status, call.has_error, has_timing, has_result);
+  v.status(op, call.status, call.has_error, has_timing, has_result);
   if (call.has_error) v.object("error", [&v, &call] { visit_error(v, call.error); });
   if (has_result) {
-    v.id("result", result_kind(call.op), call.result_id);
+    v.id("result", result_of(op), call.result_id);
     v.u32("result_epoch", call.result_epoch);
   }
   if (has_timing) {
@@ -198,11 +217,16 @@ void visit_call(V& v, CallRecord& call) {
     v.u64("started_ns", call.timing->started_ns);
     v.u64("finished_ns", call.timing->finished_ns);
   }
-  visit_results(v, call);
+  visit_results(v, call, op);
 }
 
 template <class V>
-void visit_note(V& v, RecordKind kind, NoteRecord& note) {
+void visit_call(V& v, CallRecord& call) {
+  visit_call(v, call, call.op);
+}
+
+template <class V>
+QUIESCE_FIELDS_INLINE void visit_note(V& v, RecordKind kind, NoteRecord& note) {
   v.call_index("call", note.call_index);
   switch (kind) {
     case RecordKind::Fault:

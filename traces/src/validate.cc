@@ -1,6 +1,7 @@
 // Whole-trace sequence checks: handles exist before use, notes name real calls, time moves forward.
 #include "quiesce/traces/validate.h"
 
+#include <algorithm>
 #include <array>
 #include <unordered_set>
 #include <string>
@@ -28,21 +29,26 @@ class Sequence {
   }
 
  private:
+  // The role's text ("command 3's source") is built only for the error.
   bool command(const CommandRecord& command, std::size_t position, TraceError& error) {
-    const std::string where = "command " + std::to_string(position);
-    if (!known(HandleKind::Program, command.program, where + "'s program", error)) return false;
-    if (!known(HandleKind::Executable, command.executable, where + "'s executable", error)) return false;
-    if (!known(HandleKind::Event, command.event, where + "'s event", error)) return false;
-    if (!known(HandleKind::Buffer, command.source, where + "'s source", error)) return false;
-    if (!known(HandleKind::Buffer, command.target, where + "'s target", error)) return false;
-    for (const BindingRecord& binding : command.bindings) {
-      if (!known(HandleKind::Buffer, binding.buffer, where + "'s binding", error)) return false;
-    }
-    return true;
+    return known(HandleKind::Program, command.program, position, "'s program", error) &&
+           known(HandleKind::Executable, command.executable, position, "'s executable", error) &&
+           known(HandleKind::Event, command.event, position, "'s event", error) &&
+           known(HandleKind::Buffer, command.source, position, "'s source", error) &&
+           known(HandleKind::Buffer, command.target, position, "'s target", error) &&
+           std::all_of(command.bindings.begin(), command.bindings.end(), [&](const BindingRecord& binding) {
+             return known(HandleKind::Buffer, binding.buffer, position, "'s binding", error);
+           });
   }
-  bool known(HandleKind kind, std::uint64_t id, const std::string& role, TraceError& error) const {
-    if (id == 0 || kind == HandleKind::None) return true;
-    if (created_[static_cast<std::size_t>(kind)].contains(id)) return true;
+  bool known(HandleKind kind, std::uint64_t id, std::size_t command, const char* role, TraceError& error) const {
+    if (id == 0 || kind == HandleKind::None || created_[static_cast<std::size_t>(kind)].contains(id)) return true;
+    return unknown(kind, id, "command " + std::to_string(command) + role, error);
+  }
+  bool known(HandleKind kind, std::uint64_t id, const char* role, TraceError& error) const {
+    if (id == 0 || kind == HandleKind::None || created_[static_cast<std::size_t>(kind)].contains(id)) return true;
+    return unknown(kind, id, role, error);
+  }
+  bool unknown(HandleKind kind, std::uint64_t id, const std::string& role, TraceError& error) const {
     error = TraceError{std::string(to_string(op_)) + " names " + std::string(to_string(kind)) + " " + std::to_string(id) +
                            " as " + role + ", but no earlier record created it: an impossible sequence",
                        TraceError::Where::Record, index_};

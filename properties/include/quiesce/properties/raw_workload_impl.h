@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "quiesce/core/seeded_bytes.h"
 #include "quiesce/core/transaction.h"
 #include "quiesce/properties/kernel_model.h"
 #include "quiesce/properties/raw_workload.h"
@@ -236,9 +237,13 @@ class RawWorkload {
     return candidates.empty() ? kNone : candidates[prng_.below(candidates.size())];
   }
 
+  // Seeded bytes (core/seeded_bytes.h): a trace stores such a payload as its length and seed. The draws that
+  // byte-by-byte filling took are still made, so every later decision of the run is what it was.
   std::vector<std::byte> random_bytes(std::uint64_t count) {
     std::vector<std::byte> bytes(count);
-    for (auto& byte : bytes) byte = static_cast<std::byte>(prng_.next() & 0xFFU);
+    if (count == 0) return bytes;
+    fill_seeded_bytes(prng_.next(), bytes);
+    for (std::uint64_t draw = 1; draw < count; ++draw) (void)prng_.next();
     return bytes;
   }
 

@@ -26,8 +26,8 @@
 namespace quiesce::traces {
 
 // The newest format this build writes and reads. A reader accepts every version from 1 up to this one and
-// refuses a newer one, saying so.
-inline constexpr std::uint32_t kFormatVersion = 1;
+// refuses a newer one, saying so. Version 2 stores seeded payload bytes as their seed (docs/trace-format.md).
+inline constexpr std::uint32_t kFormatVersion = 2;
 
 // Bounds checked before anything is allocated for a size or count read from a trace.
 inline constexpr std::uint64_t kRecordsMax = std::uint64_t{1} << 28;

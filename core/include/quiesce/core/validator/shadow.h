@@ -106,13 +106,14 @@ template <class Record>
 class ShadowTable {
  public:
   explicit ShadowTable(std::uint32_t retired_remembered_max) : retired_ring_(retired_remembered_max, 0) {
-    slots_.resize(kInitialCapacity);
+    ids_.assign(kInitialCapacity, 0);
+    records_.resize(kInitialCapacity);
   }
 
   // The record of `id`, or nullptr when no handle of that id is known here.
   Record* find(std::uint64_t id) {
-    Slot* slot = find_slot(id);
-    return slot == nullptr ? nullptr : &slot->record;
+    const std::size_t index = find_index(id);
+    return index == kAbsent ? nullptr : &records_[index];
   }
 
   // A fresh record for a newly created handle. Invalidates pointers into this table.
@@ -122,14 +123,14 @@ class ShadowTable {
       *existing = Record{};
       return *existing;
     }
-    if ((used_ + 1) * 4 > slots_.size() * 3) rehash(slots_.size() * 2);
-    const std::size_t mask = slots_.size() - 1;
+    if ((used_ + 1) * 4 > ids_.size() * 3) rehash(ids_.size() * 2);
+    const std::size_t mask = ids_.size() - 1;
     std::size_t index = mix(id) & mask;
-    while (slots_[index].id != 0) index = (index + 1) & mask;
-    slots_[index].id = id;
-    slots_[index].record = Record{};
+    while (ids_[index] != 0) index = (index + 1) & mask;
+    ids_[index] = id;
+    records_[index] = Record{};
     used_++;
-    return slots_[index].record;
+    return records_[index];
   }
 
   // Called once a handle is consumed: its record is remembered for a while, then forgotten.
@@ -144,7 +145,7 @@ class ShadowTable {
       if (record != nullptr && record->life != Life::Live) erase(oldest);
     }
     retired_ring_[ring_next_] = id;
-    ring_next_ = (ring_next_ + 1) % retired_ring_.size();
+    ring_next_ = ring_next_ + 1 == retired_ring_.size() ? 0 : ring_next_ + 1;
   }
 
   std::size_t size() const { return used_; }
@@ -156,20 +157,16 @@ class ShadowTable {
   void for_each(Visit&& visit) const {
     std::vector<std::pair<std::uint64_t, std::size_t>> order;
     order.reserve(used_);
-    for (std::size_t index = 0; index < slots_.size(); ++index) {
-      if (slots_[index].id != 0) order.emplace_back(slots_[index].id, index);
+    for (std::size_t index = 0; index < ids_.size(); ++index) {
+      if (ids_[index] != 0) order.emplace_back(ids_[index], index);
     }
     std::sort(order.begin(), order.end());
-    for (const auto& [id, index] : order) visit(id, static_cast<const Record&>(slots_[index].record));
+    for (const auto& [id, index] : order) visit(id, static_cast<const Record&>(records_[index]));
   }
 
  private:
   static constexpr std::size_t kInitialCapacity = 64;
-
-  struct Slot {
-    std::uint64_t id = 0;  // 0: empty
-    Record record = {};
-  };
+  static constexpr std::size_t kAbsent = SIZE_MAX;
 
   static std::size_t mix(std::uint64_t id) {
     id ^= id >> 33U;
@@ -178,56 +175,63 @@ class ShadowTable {
     return static_cast<std::size_t>(id);
   }
 
-  Slot* find_slot(std::uint64_t id) {
-    if (id == 0) return nullptr;
-    const std::size_t mask = slots_.size() - 1;
+  // Probes the ids alone (8 bytes a slot, apart from the records) so a lookup touches few cache lines.
+  std::size_t find_index(std::uint64_t id) const {
+    if (id == 0) return kAbsent;
+    const std::size_t mask = ids_.size() - 1;
     std::size_t index = mix(id) & mask;
-    for (std::size_t probe = 0; probe < slots_.size(); ++probe) {
-      Slot& slot = slots_[index];
-      if (slot.id == id) return &slot;
-      if (slot.id == 0) return nullptr;
+    for (std::size_t probe = 0; probe < ids_.size(); ++probe) {
+      const std::uint64_t slot_id = ids_[index];
+      if (slot_id == id) return index;
+      if (slot_id == 0) return kAbsent;
       index = (index + 1) & mask;
     }
-    return nullptr;
+    return kAbsent;
   }
 
   // Backward-shift deletion: later entries of the probe run move up, so no tombstones accumulate and a
   // table whose live size is steady never needs to rehash.
   void erase(std::uint64_t id) {
-    Slot* found = find_slot(id);
-    if (found == nullptr) return;
-    const std::size_t mask = slots_.size() - 1;
-    auto hole = static_cast<std::size_t>(found - slots_.data());
+    const std::size_t found = find_index(id);
+    if (found == kAbsent) return;
+    const std::size_t mask = ids_.size() - 1;
+    std::size_t hole = found;
     std::size_t next = hole;
-    for (std::size_t step = 0; step < slots_.size(); ++step) {
+    for (std::size_t step = 0; step < ids_.size(); ++step) {
       next = (next + 1) & mask;
-      if (slots_[next].id == 0) break;
-      const std::size_t home = mix(slots_[next].id) & mask;
+      if (ids_[next] == 0) break;
+      const std::size_t home = mix(ids_[next]) & mask;
       // The entry at `next` may move into the hole only if its home is not cyclically in (hole, next].
       const bool home_between = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
       if (home_between) continue;
-      slots_[hole] = slots_[next];
+      ids_[hole] = ids_[next];
+      records_[hole] = records_[next];
       hole = next;
     }
-    slots_[hole] = Slot{};
+    ids_[hole] = 0;
+    records_[hole] = Record{};
     used_--;
   }
 
   void rehash(std::size_t capacity) {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(capacity, Slot{});
+    std::vector<std::uint64_t> old_ids = std::move(ids_);
+    std::vector<Record> old_records = std::move(records_);
+    ids_.assign(capacity, 0);
+    records_.assign(capacity, Record{});
     used_ = 0;
     const std::size_t mask = capacity - 1;
-    for (Slot& slot : old) {
-      if (slot.id == 0) continue;
-      std::size_t index = mix(slot.id) & mask;
-      while (slots_[index].id != 0) index = (index + 1) & mask;
-      slots_[index] = slot;
+    for (std::size_t old = 0; old < old_ids.size(); ++old) {
+      if (old_ids[old] == 0) continue;
+      std::size_t index = mix(old_ids[old]) & mask;
+      while (ids_[index] != 0) index = (index + 1) & mask;
+      ids_[index] = old_ids[old];
+      records_[index] = old_records[old];
       used_++;
     }
   }
 
-  std::vector<Slot> slots_;
+  std::vector<std::uint64_t> ids_;  // 0: empty
+  std::vector<Record> records_;     // records_[i] belongs to ids_[i]
   std::size_t used_ = 0;
   std::vector<std::uint64_t> retired_ring_;
   std::size_t ring_next_ = 0;
