@@ -40,25 +40,15 @@ Decider::Decider(Plan plan) : plan_(std::move(plan)), prng_(Prng(plan_.seed).der
   std::stable_sort(plan_.replay_faults.begin(), plan_.replay_faults.end(),
                    [](const InjectedFault& a, const InjectedFault& b) { return a.call_index < b.call_index; });
   assert(!plan_.swarm_from_seed);
-}
-
-void Decider::begin_call(Site site) {
-  const auto site_index = static_cast<std::uint32_t>(site);
-  assert(site_index < kSiteCount);
-  call_index_ = calls_++;
-  site_ = site;
-  site_calls_[site_index]++;
-  // A recorded fault whose call has passed was not told: the run diverged from its recording.
-  while (replay_next_ < plan_.replay_faults.size() &&
-         plan_.replay_faults[replay_next_].call_index < call_index_) {
-    replay_skipped_++;
-    replay_next_++;
+  static_assert(kFaultKindCount <= 32, "armed_kinds_ holds one bit per fault kind");
+  rates_only_ = !plan_.replaying && plan_.script.empty() && !plan_.failing_site.has_value();
+  for (std::uint32_t index = 0; index < kFaultKindCount; ++index) {
+    const auto kind = static_cast<FaultKind>(index);
+    if (plan_.family_enabled(family_of(kind)) && plan_.rate(kind).numerator != 0) armed_kinds_ |= 1U << index;
   }
 }
 
-std::optional<Verdict> Decider::consider(FaultKind kind) {
-  const std::uint64_t site_index = sites_seen_++;
-  if (!injecting_) return std::nullopt;
+std::optional<Verdict> Decider::consider_planned(FaultKind kind, std::uint64_t site_index) {
   if (plan_.replaying) return consider_replay(kind);
   if (const auto scripted = consider_script(kind)) return scripted;
   if (plan_.failing_site.has_value() && *plan_.failing_site == site_index) return Verdict{};

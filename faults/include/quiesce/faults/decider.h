@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -31,11 +32,31 @@ class Decider {
 
   explicit Decider(Plan plan);
 
-  // Starts one non-const backend call: numbers it and counts it against its site.
-  void begin_call(Site site);
+  // Starts one non-const backend call: numbers it and counts it against its site. Inline: every call runs it.
+  void begin_call(Site site) {
+    const auto site_index = static_cast<std::uint32_t>(site);
+    assert(site_index < kSiteCount);
+    call_index_ = calls_++;
+    site_ = site;
+    site_calls_[site_index]++;
+    // A recorded fault whose call has passed was not told: the run diverged from its recording.
+    while (replay_next_ < plan_.replay_faults.size() && plan_.replay_faults[replay_next_].call_index < call_index_) {
+      replay_skipped_++;
+      replay_next_++;
+    }
+  }
 
-  // One fault site of the current call: may `kind` be injected here? Counts the site either way.
-  std::optional<Verdict> consider(FaultKind kind);
+  // One fault site of the current call: may `kind` be injected here? Counts the site either way. Inline:
+  // it runs several times per backend call, and a plan of rates alone (every built-in plan) needs only a
+  // mask test and, for an armed kind, one draw.
+  std::optional<Verdict> consider(FaultKind kind) {
+    const std::uint64_t site_index = sites_seen_++;
+    if (!injecting_) return std::nullopt;
+    if (!rates_only_) return consider_planned(kind, site_index);
+    if ((armed_kinds_ & (1U << static_cast<std::uint32_t>(kind))) == 0) return std::nullopt;
+    if (prng_.chance(plan_.rate(kind))) return Verdict{};
+    return std::nullopt;
+  }
 
   // The parameter of a fault to inject, in [low, high]: the verdict's (clamped into range) or a draw.
   std::uint64_t choose(const Verdict& verdict, std::uint64_t low, std::uint64_t high);
@@ -62,12 +83,18 @@ class Decider {
   std::uint64_t replay_unapplied() const;
 
  private:
+  // consider() for a plan that replays, scripts or counts sites to fail.
+  std::optional<Verdict> consider_planned(FaultKind kind, std::uint64_t site_index);
   std::optional<Verdict> consider_replay(FaultKind kind) const;
   std::optional<Verdict> consider_script(FaultKind kind) const;
 
   Plan plan_;
   Prng prng_;
   bool injecting_ = true;
+  // Fixed at construction (the plan never changes): no replay, script or failing site, so consider() only
+  // consults the rates; and the bit of every kind whose rate is nonzero and whose family is enabled.
+  bool rates_only_ = false;
+  std::uint32_t armed_kinds_ = 0;
   std::uint64_t calls_ = 0;
   std::uint64_t call_index_ = 0;
   Site site_ = Site::DeviceInfo;
