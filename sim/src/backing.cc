@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cstring>
 #include <new>
+#include <vector>
 
 namespace quiesce::sim {
 namespace {
@@ -16,23 +17,97 @@ void* map_lazily(std::size_t bytes) {
   return mapping;
 }
 
+// An all-zero pair of mappings (data and written-bits shadow) of one capacity.
+struct ZeroedMappings {
+  std::uint64_t capacity_bytes = 0;
+  std::byte* data = nullptr;
+  std::uint64_t* written = nullptr;
+  std::size_t data_mapping_bytes = 0;
+  std::size_t written_mapping_bytes = 0;
+};
+
+// The per-thread cache of zeroed mappings (see backing.h). Bounded: two sets, the most one thread of a
+// campaign uses at a time (a case and, for a determinism check, its rerun follow one another).
+class MappingCache {
+ public:
+  static constexpr std::size_t kEntriesMax = 2;
+
+  MappingCache() = default;
+  MappingCache(const MappingCache&) = delete;
+  MappingCache& operator=(const MappingCache&) = delete;
+  ~MappingCache() {
+    for (const ZeroedMappings& entry : entries_) unmap(entry);
+  }
+
+  bool take(std::uint64_t capacity_bytes, ZeroedMappings& out) {
+    for (std::size_t index = 0; index < entries_.size(); ++index) {
+      if (entries_[index].capacity_bytes != capacity_bytes) continue;
+      out = entries_[index];
+      entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(index));
+      return true;
+    }
+    return false;
+  }
+
+  // Keeps `entry` when there is room; unmaps it otherwise.
+  void give(const ZeroedMappings& entry) {
+    if (entries_.size() < kEntriesMax) {
+      entries_.push_back(entry);
+    } else {
+      unmap(entry);
+    }
+  }
+
+  static void unmap(const ZeroedMappings& entry) {
+    munmap(entry.data, entry.data_mapping_bytes);
+    munmap(entry.written, entry.written_mapping_bytes);
+  }
+
+ private:
+  std::vector<ZeroedMappings> entries_;
+};
+
+MappingCache& mapping_cache() {
+  thread_local MappingCache cache;
+  return cache;
+}
+
 }  // namespace
 
 Backing::Backing(std::uint64_t capacity_bytes) : capacity_bytes_(capacity_bytes) {
   assert(capacity_bytes > 0);
   data_mapping_bytes_ = capacity_bytes;
   written_mapping_bytes_ = ((capacity_bytes + 63) / 64) * sizeof(std::uint64_t);
+  ZeroedMappings cached;
+  if (mapping_cache().take(capacity_bytes, cached)) {
+    data_ = cached.data;
+    written_ = cached.written;
+    return;
+  }
   data_ = static_cast<std::byte*>(map_lazily(data_mapping_bytes_));
   written_ = static_cast<std::uint64_t*>(map_lazily(written_mapping_bytes_));
 }
 
 Backing::~Backing() {
-  munmap(data_, data_mapping_bytes_);
-  munmap(written_, written_mapping_bytes_);
+  const ZeroedMappings mappings{capacity_bytes_, data_, written_, data_mapping_bytes_, written_mapping_bytes_};
+  if (dirty_high_ <= dirty_low_) {
+    mapping_cache().give(mappings);
+    return;
+  }
+  if (dirty_high_ - dirty_low_ > kRecycleSpanMax) {
+    MappingCache::unmap(mappings);
+    return;
+  }
+  std::memset(data_ + dirty_low_, 0, dirty_high_ - dirty_low_);
+  const std::uint64_t first_word = dirty_low_ / 64;
+  const std::uint64_t end_word = (dirty_high_ + 63) / 64;
+  std::memset(written_ + first_word, 0, (end_word - first_word) * sizeof(std::uint64_t));
+  mapping_cache().give(mappings);
 }
 
 std::span<std::byte> Backing::bytes(std::uint64_t address, std::uint64_t size) {
   assert(address <= capacity_bytes_ && size <= capacity_bytes_ - address);
+  note_dirty(address, size);
   return {data_ + address, size};
 }
 
@@ -46,6 +121,7 @@ void Backing::mark_unwritten(std::uint64_t address, std::uint64_t size) { set_bi
 
 void Backing::set_bits(std::uint64_t address, std::uint64_t size, bool value) {
   assert(address <= capacity_bytes_ && size <= capacity_bytes_ - address);
+  note_dirty(address, size);
   std::uint64_t bit = address;
   const std::uint64_t end = address + size;
   // Leading partial word, whole words by memset, trailing partial word.
