@@ -174,6 +174,9 @@ class Engine {
   void destroy_events_locked();
   void release_buffers_locked();
   void release_programs_locked();
+  template <class Slot, class Handle, class ReleaseCall>
+  void release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<Handle>& held, ResourceKind kind,
+                            std::uint64_t Slot::*charged_bytes, ReleaseCall release);
   void release_graphs_locked();
   bool retry_due_locked(const engine_detail::RetryState& retry) const;
   bool note_rejection_locked(engine_detail::RetryState& retry, const Error& error);

@@ -214,77 +214,55 @@ void Engine<B, E>::release_graphs_locked() {
 
 template <Backend B, Env E>
 void Engine<B, E>::release_buffers_locked() {
-  for (auto it = buffers_.begin(); it != buffers_.end();) {
-    if (lost_) return;
-    BufferSlot& slot = it->second;
-    if (!slot.release_requested || slot.pins() != 0 || !retry_due_locked(slot.retry)) {
-      ++it;
-      continue;
-    }
-    if (slot.sticky) {
-      held_buffers_.push_back(std::move(slot.handle));
-      add_quarantine_locked(ResourceKind::Buffers, it->first, slot.charged_bytes, slot.sticky->cause,
-                            slot.sticky->error);
-      it = buffers_.erase(it);
-      continue;
-    }
-    ReleaseResult<Buffer> released = backend_.free_buffer(std::move(slot.handle));
-    if (released.status == ReleaseStatus::Released) {
-      budget_.discharge(slot.charged_bytes);
-      tally(ResourceKind::Buffers).released++;
-    } else if (released.status == ReleaseStatus::Rejected) {
-      slot.handle = std::move(released.handle);
-      if (note_rejection_locked(slot.retry, released.error) || lost_) {
-        ++it;
-        continue;
-      }
-      held_buffers_.push_back(std::move(slot.handle));
-      add_quarantine_locked(ResourceKind::Buffers, it->first, slot.charged_bytes,
-                            QuarantineCause::ReleaseRejectedRepeatedly, released.error);
-    } else {
-      note_error_locked(released.error);
-      add_quarantine_locked(ResourceKind::Buffers, it->first, slot.charged_bytes, QuarantineCause::IndeterminateRelease,
-                            released.error);
-    }
-    it = buffers_.erase(it);
-  }
+  release_slots_locked(buffers_, held_buffers_, ResourceKind::Buffers, &BufferSlot::charged_bytes,
+                       [this](Buffer&& buffer) { return backend_.free_buffer(std::move(buffer)); });
 }
 
 template <Backend B, Env E>
 void Engine<B, E>::release_programs_locked() {
-  for (auto it = programs_.begin(); it != programs_.end();) {
+  release_slots_locked(programs_, held_programs_, ResourceKind::Programs, &ProgramSlot::resident_bytes,
+                       [this](Program&& program) { return backend_.unload_program(std::move(program)); });
+}
+
+// Releases every slot whose release was requested, no pin remains and no rejected retry is pending: a slot
+// that something quarantined pinned goes to quarantine instead; a rejected release is retried later, up to
+// its bound, then quarantined; an indeterminate one is quarantined at once.
+template <Backend B, Env E>
+template <class Slot, class Handle, class ReleaseCall>
+void Engine<B, E>::release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<Handle>& held,
+                                        ResourceKind kind, std::uint64_t Slot::*charged_bytes,
+                                        ReleaseCall release) {
+  for (auto it = slots.begin(); it != slots.end();) {
     if (lost_) return;
-    ProgramSlot& slot = it->second;
+    Slot& slot = it->second;
     if (!slot.release_requested || slot.pins() != 0 || !retry_due_locked(slot.retry)) {
       ++it;
       continue;
     }
+    const std::uint64_t bytes = slot.*charged_bytes;
     if (slot.sticky) {
-      held_programs_.push_back(std::move(slot.handle));
-      add_quarantine_locked(ResourceKind::Programs, it->first, slot.resident_bytes, slot.sticky->cause,
-                            slot.sticky->error);
-      it = programs_.erase(it);
+      held.push_back(std::move(slot.handle));
+      add_quarantine_locked(kind, it->first, bytes, slot.sticky->cause, slot.sticky->error);
+      it = slots.erase(it);
       continue;
     }
-    ReleaseResult<Program> released = backend_.unload_program(std::move(slot.handle));
+    ReleaseResult<Handle> released = release(std::move(slot.handle));
     if (released.status == ReleaseStatus::Released) {
-      budget_.discharge(slot.resident_bytes);
-      tally(ResourceKind::Programs).released++;
+      budget_.discharge(bytes);
+      tally(kind).released++;
     } else if (released.status == ReleaseStatus::Rejected) {
       slot.handle = std::move(released.handle);
       if (note_rejection_locked(slot.retry, released.error) || lost_) {
         ++it;
         continue;
       }
-      held_programs_.push_back(std::move(slot.handle));
-      add_quarantine_locked(ResourceKind::Programs, it->first, slot.resident_bytes,
-                            QuarantineCause::ReleaseRejectedRepeatedly, released.error);
+      held.push_back(std::move(slot.handle));
+      add_quarantine_locked(kind, it->first, bytes, QuarantineCause::ReleaseRejectedRepeatedly, released.error);
     } else {
       note_error_locked(released.error);
-      add_quarantine_locked(ResourceKind::Programs, it->first, slot.resident_bytes,
-                            QuarantineCause::IndeterminateRelease, released.error);
+      add_quarantine_locked(kind, it->first, bytes, QuarantineCause::IndeterminateRelease, released.error);
     }
-    it = programs_.erase(it);
+    it = slots.erase(it);
   }
 }
 
