@@ -3,13 +3,47 @@
 
 #include <algorithm>
 #include <array>
-#include <unordered_set>
 #include <string>
+#include <vector>
 
 #include "quiesce/traces/codec.h"
 
 namespace quiesce::traces {
 namespace {
+
+// The ids of one handle kind created so far (never 0): open addressing in a power-of-two table, half full
+// at most. Looked up, never iterated, so no order can leak into a result.
+class IdSet {
+ public:
+  bool contains(std::uint64_t id) const {
+    for (std::size_t at = slot_of(id);; at = (at + 1) & (slots_.size() - 1)) {
+      if (slots_[at] == id) return true;
+      if (slots_[at] == 0) return false;
+    }
+  }
+  void insert(std::uint64_t id) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    std::size_t at = slot_of(id);
+    while (slots_[at] != 0 && slots_[at] != id) at = (at + 1) & (slots_.size() - 1);
+    if (slots_[at] == 0) ++used_;
+    slots_[at] = id;
+  }
+
+ private:
+  std::size_t slot_of(std::uint64_t id) const { return static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ULL) >> shift_); }
+  void grow() {
+    std::vector<std::uint64_t> old(slots_.size() * 2);
+    old.swap(slots_);
+    --shift_;
+    used_ = 0;
+    for (const std::uint64_t id : old) {
+      if (id != 0) insert(id);
+    }
+  }
+  std::vector<std::uint64_t> slots_ = std::vector<std::uint64_t>(64);
+  unsigned shift_ = 58;  // 64 - log2(slots_.size())
+  std::size_t used_ = 0;
+};
 
 class Sequence {
  public:
@@ -55,8 +89,7 @@ class Sequence {
     return false;
   }
 
-  // Looked up, never iterated: the order of an unordered set cannot leak into a result.
-  std::array<std::unordered_set<std::uint64_t>, kHandleKindCount> created_;
+  std::array<IdSet, kHandleKindCount> created_;
   std::uint64_t index_ = 0;
   Op op_ = Op::DeviceInfo;
 };
