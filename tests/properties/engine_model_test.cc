@@ -213,7 +213,8 @@ class Sut {
     std::optional<std::vector<std::byte>> before;
     if (mode == LaunchMode::DryRun) before = read(index);
     if (!slots_[index].id) return;
-    const properties::BuiltinKernel kernel = faulting ? properties::BuiltinKernel::Fault : properties::BuiltinKernel::Fill;
+    using properties::BuiltinKernel;
+    const BuiltinKernel kernel = faulting ? BuiltinKernel::Fault : BuiltinKernel::Fill;
     const std::optional<ProgramId> loaded = program(kernel);
     notice_epoch();
     if (!loaded || !slots_[index].id) return;
@@ -223,8 +224,8 @@ class Sut {
     op.buffers = {slots_[index].id->serial};
     if (!faulting) op.data = pattern(4, value);
     const EngineBinding binding{*slots_[index].id, faulting ? Access::Read : Access::Write};
-    Result<SubmissionId> launched =
-        engine_.launch(value % kQueues, *loaded, LaunchDims{}, std::span<const EngineBinding>(&binding, 1), op.data, mode);
+    Result<SubmissionId> launched = engine_.launch(value % kQueues, *loaded, LaunchDims{},
+                                                   std::span<const EngineBinding>(&binding, 1), op.data, mode);
     const std::uint32_t epoch_before = epoch_;
     notice_epoch();
     if (!launched.ok()) return;
@@ -311,7 +312,9 @@ class Sut {
     if (!replayed.ok()) return;
     fire_and_forget_.insert(replayed->serial);
     fire_and_forget_ids_.push_back(replayed.value());
-    if (epoch_ == epoch_before && host_.contains(captured.op.buffers.front())) host_.apply(captured.op, replayed.value());
+    if (epoch_ == epoch_before && host_.contains(captured.op.buffers.front())) {
+      host_.apply(captured.op, replayed.value());
+    }
   }
 
   void destroy_graph(std::size_t graph) {
@@ -519,9 +522,6 @@ struct Submit : OnSlot {
   std::uint8_t kind = *rc::gen::inRange<std::uint8_t>(0, 6);
   bool wait = *rc::gen::arbitrary<bool>();
   using OnSlot::OnSlot;
-  void checkPreconditions(const Model& model) const override {
-    OnSlot::checkPreconditions(model);
-  }
   void apply(Model&) const override {}
   void run(const Model& model, Sut& sut) const override {
     const std::size_t source = other < model.slots.size() && model.slots[other].live ? other : slot;
@@ -557,7 +557,9 @@ struct Capture : OnSlot {
     sut.capture(slot, value);
     sut.check_clean();
   }
-  void show(std::ostream& os) const override { os << "capture a graph that fills buffer " << slot << " with " << int{value}; }
+  void show(std::ostream& os) const override {
+    os << "capture a graph that fills buffer " << slot << " with " << int{value};
+  }
 };
 
 struct OnGraph : ModelCommand {
