@@ -9,7 +9,11 @@
 //    The backend is measured with both completion signals (cuda::CompletionSignal): PerBatch records an
 //    event at every submit; OnDemand records none at submit and one at the queue's tail when a poll needs
 //    it (here: when the 512 batches are drained, outside the timed region, which then costs one record).
-// 2. A captured graph of 1,000 small kernels replayed, against the same 1,000 launches submitted eagerly,
+//    The engine is measured with both SubmitProgress policies: EverySubmit polls each queue's oldest
+//    unfinished submission after every submit (a driver call per submit); WhenNeeded leaves the polling to
+//    the sync that follows every 512 submissions, outside the timed region, as the raw side's is.
+// 2. A captured graph of 1,000 small kernels (the 64-byte fill, and an empty kernel) replayed, against the
+//    same 1,000 launches submitted eagerly,
 //    each waited to completion (target ≥ 5× faster), through the backend and raw: the graph is uploaded
 //    before timing (end_capture calls cuGraphUpload; the raw one calls it itself) and replayed 3 times
 //    untimed first; each figure is the median of 10 repetitions of at least 0.5 s.
@@ -189,11 +193,15 @@ void BM_RawLaunchAndWriteValue(benchmark::State& state) { raw_launches(state, Si
 
 // quiesce::Engine::submit over cuda::Device (fire-and-forget: the engine tracks each submission and
 // retires it at a later sync, which runs outside the timed region every 512 submissions).
-void engine_submit(benchmark::State& state, cuda::CompletionSignal completion) {
+// With SubmitProgress::WhenNeeded the submits between two syncs observe nothing (no release waits on a
+// fence and 512 live submissions stay under half of live_submissions_max), so the sync does all the polling.
+void engine_submit(benchmark::State& state, cuda::CompletionSignal completion,
+                   SubmitProgress progress = SubmitProgress::EverySubmit) {
   if (skip_without_gpu(state, completion)) return;
   Bench& b = bench(completion);
   RealEnv env;
   EngineOptions options;
+  options.submit_progress = progress;
   options.queue_count = 1;
   options.memory_budget_bytes = 64ULL << 20U;
   Engine<cuda::Device, RealEnv> engine(*b.device, env, options);
@@ -231,21 +239,62 @@ void engine_submit(benchmark::State& state, cuda::CompletionSignal completion) {
 
 void BM_EngineSubmit(benchmark::State& state) { engine_submit(state, cuda::CompletionSignal::PerBatch); }
 void BM_EngineSubmitOnDemand(benchmark::State& state) { engine_submit(state, cuda::CompletionSignal::OnDemand); }
+void BM_EngineSubmitWhenNeeded(benchmark::State& state) {
+  engine_submit(state, cuda::CompletionSignal::PerBatch, SubmitProgress::WhenNeeded);
+}
+void BM_EngineSubmitWhenNeededOnDemand(benchmark::State& state) {
+  engine_submit(state, cuda::CompletionSignal::OnDemand, SubmitProgress::WhenNeeded);
+}
 
 constexpr std::size_t kGraphKernels = 1000;
 
-void BM_EagerThousandKernels(benchmark::State& state) {
+// The small kernels of the graph pairs: the 64-byte fill of the submit benchmarks (32 threads), and an
+// empty one, `delay` for 0 ns on one thread with no binding (it reads %globaltimer once and returns), the
+// kind of kernel DESIGN §9's raw 6.7x was measured with.
+enum class SmallKernel { Fill, Empty };
+
+const std::array<std::byte, 8> kZeroDuration = {};
+
+struct ThousandKernels {
+  Program delay;
+  std::array<Binding, 1> binding;
+  std::vector<Command> batch;
+};
+
+ThousandKernels thousand_kernels(Bench& b, SmallKernel kernel) {
+  ThousandKernels kernels;
+  kernels.binding = {Binding{b.buffer.ref(), Access::Write}};
+  if (kernel == SmallKernel::Fill) {
+    kernels.batch.assign(kGraphKernels, Command::launch(b.fill.ref(), small_dims(), kernels.binding, kValue));
+    return kernels;
+  }
+  Result<Program> delay =
+      b.device->load_program(b.context, ArtifactRef{"delay", ArtifactFormat::Builtin, {}, 1U << 20});
+  if (!delay.ok()) return kernels;
+  kernels.delay = std::move(delay).value();
+  kernels.batch.assign(kGraphKernels, Command::launch(kernels.delay.ref(), LaunchDims{}, {}, kZeroDuration));
+  return kernels;
+}
+
+void release_kernels(Bench& b, ThousandKernels& kernels) {
+  if (kernels.delay.valid()) (void)b.device->unload_program(std::move(kernels.delay));
+}
+
+void eager_thousand(benchmark::State& state, SmallKernel kernel) {
   if (skip_without_gpu(state)) return;
   Bench& b = bench();
-  const std::array<Binding, 1> binding = {Binding{b.buffer.ref(), Access::Write}};
-  const std::vector<Command> batch(kGraphKernels, Command::launch(b.fill.ref(), small_dims(), binding, kValue));
+  ThousandKernels kernels = thousand_kernels(b, kernel);
+  if (kernels.batch.empty()) {
+    state.SkipWithError("the delay kernel did not load");
+    return;
+  }
   for (int warm = 0; warm < 3; ++warm) {
-    SubmitResult submitted = b.device->submit(b.queue, batch, {});
+    SubmitResult submitted = b.device->submit(b.queue, kernels.batch, {});
     (void)b.device->wait_event(submitted.event, kWaitNs);
     (void)b.device->destroy_event(std::move(submitted.event));
   }
   for (auto _ : state) {
-    SubmitResult submitted = b.device->submit(b.queue, batch, {});
+    SubmitResult submitted = b.device->submit(b.queue, kernels.batch, {});
     const WaitResult waited = b.device->wait_event(submitted.event, kWaitNs);
     if (submitted.status != SubmitStatus::Submitted || !waited.ok()) {
       state.SkipWithError("an eager batch did not complete");
@@ -253,21 +302,27 @@ void BM_EagerThousandKernels(benchmark::State& state) {
     }
     (void)b.device->destroy_event(std::move(submitted.event));
   }
+  release_kernels(b, kernels);
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kGraphKernels));
 }
 
-void BM_GraphThousandKernels(benchmark::State& state) {
+void graph_thousand(benchmark::State& state, SmallKernel kernel) {
   if (skip_without_gpu(state)) return;
   Bench& b = bench();
-  const std::array<Binding, 1> binding = {Binding{b.buffer.ref(), Access::Write}};
-  const std::vector<Command> batch(kGraphKernels, Command::launch(b.fill.ref(), small_dims(), binding, kValue));
-  if (!b.device->begin_capture(b.queue).ok() || !b.device->capture(b.queue, batch).ok()) {
+  ThousandKernels kernels = thousand_kernels(b, kernel);
+  if (kernels.batch.empty()) {
+    state.SkipWithError("the delay kernel did not load");
+    return;
+  }
+  if (!b.device->begin_capture(b.queue).ok() || !b.device->capture(b.queue, kernels.batch).ok()) {
     (void)b.device->end_capture(b.queue);
+    release_kernels(b, kernels);
     state.SkipWithError("capturing 1,000 launches failed");
     return;
   }
   Result<Executable> executable = b.device->end_capture(b.queue);
   if (!executable.ok()) {
+    release_kernels(b, kernels);
     state.SkipWithError("end_capture failed");
     return;
   }
@@ -287,39 +342,57 @@ void BM_GraphThousandKernels(benchmark::State& state) {
     (void)b.device->destroy_event(std::move(submitted.event));
   }
   (void)b.device->destroy_executable(std::move(executable).value());
+  release_kernels(b, kernels);
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kGraphKernels));
 }
 
-// The same pair straight through the driver: 1,000 cuLaunchKernel then cuStreamSynchronize, against one
+void BM_EagerThousandKernels(benchmark::State& state) { eager_thousand(state, SmallKernel::Fill); }
+void BM_GraphThousandKernels(benchmark::State& state) { graph_thousand(state, SmallKernel::Fill); }
+void BM_EagerThousandEmptyKernels(benchmark::State& state) { eager_thousand(state, SmallKernel::Empty); }
+void BM_GraphThousandEmptyKernels(benchmark::State& state) { graph_thousand(state, SmallKernel::Empty); }
+
+// The same pairs straight through the driver: 1,000 cuLaunchKernel then cuStreamSynchronize, against one
 // cuGraphLaunch of those 1,000 captured (uploaded with cuGraphUpload and replayed 3 times before timing).
-void raw_thousand(benchmark::State& state, bool graph) {
+void raw_thousand(benchmark::State& state, bool graph, SmallKernel kernel) {
   if (skip_without_gpu(state)) return;
   Bench& b = bench();
   const cuda::DriverFunctions& f = b.device->driver().api();
-  CUfunction function = b.device->native_function(b.fill);
+  ThousandKernels kernels = thousand_kernels(b, kernel);
+  if (kernels.batch.empty()) {
+    state.SkipWithError("the delay kernel did not load");
+    return;
+  }
+  CUfunction function = b.device->native_function(kernel == SmallKernel::Fill ? b.fill : kernels.delay);
   CUstream stream = b.device->native_stream(b.queue);
   std::array<std::byte, 20> parameters{};
-  const std::uint64_t pair[2] = {b.device->native_pointer(b.buffer), kKernelBytes};
-  std::memcpy(parameters.data(), pair, 16);
-  std::memcpy(parameters.data() + 16, kValue.data(), 4);
-  std::size_t parameter_bytes = parameters.size();
+  std::size_t parameter_bytes = 8;  // delay: {u64 duration_ns = 0}
+  unsigned threads = 1;
+  if (kernel == SmallKernel::Fill) {
+    const std::uint64_t pair[2] = {b.device->native_pointer(b.buffer), kKernelBytes};
+    std::memcpy(parameters.data(), pair, 16);
+    std::memcpy(parameters.data() + 16, kValue.data(), 4);
+    parameter_bytes = parameters.size();
+    threads = 32;
+  }
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, parameters.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &parameter_bytes,
                    CU_LAUNCH_PARAM_END};
   const auto eager = [&] {
     for (std::size_t index = 0; index < kGraphKernels; ++index) {
-      (void)f.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, nullptr, extra);
+      (void)f.cuLaunchKernel(function, 1, 1, 1, threads, 1, 1, 0, stream, nullptr, extra);
     }
   };
   CUgraphExec executable = nullptr;
   if (graph) {
     CUgraph captured = nullptr;
     if (f.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS) {
+      release_kernels(b, kernels);
       state.SkipWithError("cuStreamBeginCapture failed");
       return;
     }
     eager();
     if (f.cuStreamEndCapture(stream, &captured) != CUDA_SUCCESS ||
         f.cuGraphInstantiateWithFlags(&executable, captured, 0) != CUDA_SUCCESS) {
+      release_kernels(b, kernels);
       state.SkipWithError("capturing or instantiating the raw graph failed");
       return;
     }
@@ -342,16 +415,21 @@ void raw_thousand(benchmark::State& state, bool graph) {
     }
   }
   if (executable != nullptr) (void)f.cuGraphExecDestroy(executable);
+  release_kernels(b, kernels);
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kGraphKernels));
 }
 
-void BM_RawEagerThousandKernels(benchmark::State& state) { raw_thousand(state, false); }
-void BM_RawGraphThousandKernels(benchmark::State& state) { raw_thousand(state, true); }
+void BM_RawEagerThousandKernels(benchmark::State& state) { raw_thousand(state, false, SmallKernel::Fill); }
+void BM_RawGraphThousandKernels(benchmark::State& state) { raw_thousand(state, true, SmallKernel::Fill); }
+void BM_RawEagerThousandEmptyKernels(benchmark::State& state) { raw_thousand(state, false, SmallKernel::Empty); }
+void BM_RawGraphThousandEmptyKernels(benchmark::State& state) { raw_thousand(state, true, SmallKernel::Empty); }
 
 BENCHMARK(BM_DeviceSubmit)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_DeviceSubmitOnDemand)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EngineSubmitOnDemand)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EngineSubmit)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EngineSubmitWhenNeeded)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EngineSubmitWhenNeededOnDemand)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_RawLaunch)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_RawLaunchAndRecord)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_RawLaunchAndWriteValue)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
@@ -359,6 +437,10 @@ BENCHMARK(BM_EagerThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)
 BENCHMARK(BM_GraphThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
 BENCHMARK(BM_RawEagerThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
 BENCHMARK(BM_RawGraphThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EagerThousandEmptyKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_GraphThousandEmptyKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_RawEagerThousandEmptyKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
+BENCHMARK(BM_RawGraphThousandEmptyKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
 
 }  // namespace
 

@@ -77,11 +77,17 @@ for n in (1, 64):
     if do and eo:
         print(f"batch {n}, on-demand completion: Device::submit {do/n:.0f} ns/launch ({do/r:.3f}x raw), "
               f"Engine::submit {eo/n:.0f} ns/launch ({eo/r:.3f}x raw)")
-for prefix in ("", "Raw"):
-    e, g = t(f"BM_{prefix}EagerThousandKernels"), t(f"BM_{prefix}GraphThousandKernels")
-    if e and g:
-        print(f"1000 kernels {'raw driver' if prefix else 'through cuda::Device'}: eager {e/1000:.0f} us, "
-              f"graph {g/1000:.0f} us (medians of 10), graph speed-up {e/g:.2f}x")
+    w, wo = t(f"BM_EngineSubmitWhenNeeded/{n}"), t(f"BM_EngineSubmitWhenNeededOnDemand/{n}")
+    if w and wo and r:
+        print(f"batch {n}, Engine::submit with SubmitProgress::WhenNeeded: per-batch {w/n:.0f} ns/launch "
+              f"({w/r:.3f}x raw), on-demand {wo/n:.0f} ns/launch ({wo/r:.3f}x raw)")
+for kernel in ("", "Empty"):
+    for prefix in ("", "Raw"):
+        e, g = t(f"BM_{prefix}EagerThousand{kernel}Kernels"), t(f"BM_{prefix}GraphThousand{kernel}Kernels")
+        if e and g:
+            print(f"1000 {'empty' if kernel else '64-byte fill'} kernels "
+                  f"{'raw driver' if prefix else 'through cuda::Device'}: eager {e/1000:.0f} us, "
+                  f"graph {g/1000:.0f} us (medians of 10), graph speed-up {e/g:.2f}x")
 PY
 } >"$out/bench.txt" 2>&1
 
@@ -102,4 +108,4 @@ PY
     echo "exit status $?"
   fi
 } >"$out/hil.log" 2>&1
-tail -n 3 "$out/tests.log" "$out/conformance.log" "$out/sanitizer.log"; cat "$out/bench.txt" | tail -n 4
+tail -n 3 "$out/tests.log" "$out/conformance.log" "$out/sanitizer.log"; cat "$out/bench.txt" | tail -n 12

@@ -524,6 +524,65 @@ TEST_F(EngineToyTest, ShutdownQuarantinesWorkThatNeverFinished) {
   (void)target;
 }
 
+// SubmitProgress::WhenNeeded: a submit makes no backend call besides the submit itself unless something
+// waits on a fence or the live submissions reach half their bound; every guarantee still holds.
+class EngineToyWhenNeeded : public EngineToyTest {
+ protected:
+  EngineToyWhenNeeded() {
+    options.submit_progress = SubmitProgress::WhenNeeded;
+    options.live_submissions_max = 8;
+  }
+};
+
+TEST_F(EngineToyWhenNeeded, SubmitPollsNothingUntilHalfTheLiveBound) {
+  const BufferId target = buffer();
+  for (std::uint8_t value = 0; value < 3; ++value) ASSERT_TRUE(launch_fill(target, value).ok());
+  EXPECT_EQ(backend.polls, 0U) << "nothing waits on a fence and 3 of 8 live submissions is under half the bound";
+  backend.complete_all();
+  ASSERT_TRUE(launch_fill(target, 3).ok());
+  EXPECT_GT(backend.polls, 0U) << "4 of 8 live submissions: the submit observes completions";
+  EXPECT_EQ(backend.live_events(), 1U) << "the completed events were destroyed; the new one is pending";
+  for (std::uint8_t value = 4; value < 40; ++value) {
+    backend.complete_all();
+    ASSERT_TRUE(launch_fill(target, value).ok()) << "the live bound is never reached";
+  }
+  EXPECT_LE(backend.live_events(), 4U);
+  EXPECT_TRUE(engine->sync(1'000'000).completion.ok());
+  EXPECT_EQ(backend.live_events(), 0U);
+  EXPECT_EQ(read_all(target, 64), bytes_of_value(64, 39));
+  EXPECT_TRUE(finish().clean());
+}
+
+TEST_F(EngineToyWhenNeeded, ADeferredReleaseIsCarriedOutByTheNextSubmit) {
+  const BufferId first = buffer();
+  const BufferId second = buffer();
+  ASSERT_TRUE(launch_fill(first, 1).ok());
+  ASSERT_TRUE(engine->release(first).ok());
+  EXPECT_EQ(backend.live_buffers(), 2U) << "R1: the pinned buffer is not freed";
+  backend.complete_all();
+  ASSERT_TRUE(launch_fill(second, 2).ok());
+  EXPECT_EQ(backend.live_buffers(), 1U) << "a release waits on a fence, so the submit observed the completion";
+  const std::uint64_t polls = backend.polls;
+  backend.complete_all();
+  ASSERT_TRUE(launch_fill(second, 3).ok());
+  EXPECT_EQ(backend.polls, polls) << "no release waits any more: the submit polls nothing";
+  EXPECT_TRUE(finish().clean());
+}
+
+TEST_F(EngineToyWhenNeeded, FailedLaunchStillSurfacesExactlyOnceAtSync) {
+  const BufferId target = buffer();
+  backend.faults.fail_events = 1;
+  ASSERT_TRUE(launch_fill(target, 4).ok());
+  ASSERT_TRUE(launch_fill(target, 5).ok());
+  EXPECT_EQ(backend.polls, 0U);
+  FlushResult synced = engine->sync(1'000'000);
+  ASSERT_EQ(synced.failures.size(), 1U) << "R14";
+  EXPECT_EQ(synced.failures[0].cause, FailureCause::FailedButQuiescent);
+  EXPECT_TRUE(engine->flush().failures.empty());
+  EXPECT_EQ(engine->counters().failures_queued, engine->counters().failures_surfaced);
+  EXPECT_TRUE(finish().clean());
+}
+
 TEST(EngineToyThreads, SubmittersAndPollerShareTheEngine) {
   ToyBackend backend;
   RealEnv env;

@@ -213,6 +213,7 @@ class ToyBackend {
   }
 
   Observation poll_event(const Event& event) {
+    polls++;
     EventState_& state = events_.at(event.id());
     if (lost(state.context, "poll_event") && !state.done) {
       return Observation{EventState::Indeterminate, lost_error(), std::nullopt};
@@ -318,6 +319,7 @@ class ToyBackend {
   const std::vector<std::uint64_t>& execution_log() const { return executed_invocations_; }
 
   bool hold_waits = false;  // wait_event answers FenceIndeterminate(Timeout) without completing anything
+  std::uint64_t polls = 0;
   std::uint64_t frees = 0;
   std::uint64_t discards = 0;
   std::uint64_t ends = 0;

@@ -126,15 +126,28 @@ class Engine {
   using GraphSlot = engine_detail::GraphSlot;
   using Submission = engine_detail::Submission;
 
-  // One batch translated to backend commands, with the storage its spans point into.
+  // One batch translated to backend commands, with the storage its spans point into. `bindings` is reserved
+  // for the whole batch before the first launch is translated, so the launches' spans stay valid.
   struct PreparedBatch {
     std::vector<Command> commands;
-    std::deque<std::vector<Binding>> bindings;
+    std::vector<Binding> bindings;
     std::vector<engine_detail::BufferAccess> uses;
     std::vector<std::uint64_t> programs;
     std::vector<std::uint64_t> graphs;
     std::vector<std::uint64_t> waits_on;
+
+    void clear() {
+      commands.clear();
+      bindings.clear();
+      uses.clear();
+      programs.clear();
+      graphs.clear();
+      waits_on.clear();
+    }
   };
+  using SubmissionMap = std::map<std::uint64_t, Submission>;
+  using FateMap = std::map<std::uint64_t, engine_detail::FateRecord>;
+  static constexpr std::size_t kSpareSubmissionsMax = 1024;
 
   // engine/lifecycle.h
   Status ready_locked();
@@ -155,6 +168,7 @@ class Engine {
   Status await_uses_locked(BufferSlot& slot, bool writers_only, std::uint64_t timeout_ns);
 
   // engine/submission.h
+  void prepare_batch_locked(std::span<const EngineOp> ops, PreparedBatch& batch);
   Status translate_op_locked(const EngineOp& op, std::size_t index, PreparedBatch& batch, bool capturing);
   Status translate_launch_locked(const EngineOp& op, std::size_t index, PreparedBatch& batch);
   Status check_range_locked(BufferId id, BufferUsage needed, std::uint64_t offset, std::uint64_t bytes,
@@ -166,18 +180,22 @@ class Engine {
   void pin_locked(std::uint64_t serial, Submission& submission, const PreparedBatch& batch);
   void unpin_locked(std::uint64_t serial, Submission& submission);
   void queue_failure_locked(std::uint64_t serial, Submission& submission, FailureCause cause, const Error& error);
+  Submission& emplace_submission_locked(std::uint64_t serial);
+  typename SubmissionMap::iterator erase_submission_locked(typename SubmissionMap::iterator it);
+  bool progress_after_submit_locked() const;
+  void note_release_request_locked() { release_requests_hint_++; }
 
   // engine/progress.h
   void progress_locked(bool poll_all);
   void observe_locked(std::uint64_t serial, Submission& submission, const Observation& observation);
   bool wait_terminal_locked(std::uint64_t serial, Submission& submission, std::uint64_t timeout_ns);
   void destroy_events_locked();
-  void release_buffers_locked();
-  void release_programs_locked();
+  std::size_t release_buffers_locked();
+  std::size_t release_programs_locked();
   template <class Slot, class Handle, class ReleaseCall>
-  void release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<Handle>& held, ResourceKind kind,
+  std::size_t release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<Handle>& held, ResourceKind kind,
                             std::uint64_t Slot::*charged_bytes, ReleaseCall release);
-  void release_graphs_locked();
+  std::size_t release_graphs_locked();
   bool retry_due_locked(const engine_detail::RetryState& retry) const;
   bool note_rejection_locked(engine_detail::RetryState& retry, const Error& error);
   void quarantine_pins_locked(Submission& submission, QuarantineCause cause, const Error& error);
@@ -215,8 +233,8 @@ class Engine {
   std::map<std::uint64_t, BufferSlot> buffers_;
   std::map<std::uint64_t, ProgramSlot> programs_;
   std::map<std::uint64_t, GraphSlot> graphs_;
-  std::map<std::uint64_t, Submission> submissions_;
-  std::map<std::uint64_t, engine_detail::FateRecord> fates_;
+  SubmissionMap submissions_;
+  FateMap fates_;
   std::map<std::uint64_t, engine_detail::ProfileWindow> profiles_;
   std::deque<AsyncFailure> failures_;
 
@@ -227,6 +245,16 @@ class Engine {
   std::vector<Executable> held_executables_;
   std::vector<Event> held_events_;
   std::vector<Queue> held_queues_;
+
+  // Hot-path state: hints that let progress skip scans that would find nothing (each may be high, never low:
+  // a scan that finds less corrects it), scratch storage reused by every submit, and retired submission
+  // records with their map nodes, reused so that a steady stream of submissions allocates nothing.
+  std::size_t release_requests_hint_ = 0;  // slots with release_requested or destroy_requested set
+  std::size_t terminal_hint_ = 0;          // submissions observed terminal whose events are not destroyed
+  PreparedBatch scratch_batch_;
+  std::vector<Command> scratch_commands_;
+  std::vector<std::uint8_t> scratch_blocked_;
+  std::vector<typename SubmissionMap::node_type> spare_submissions_;
 
   std::array<ResourceTally, kResourceKindCount> tallies_ = {};
   EngineCounters counters_ = {};

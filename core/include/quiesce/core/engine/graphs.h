@@ -44,6 +44,7 @@ Result<GraphId> Engine<B, E>::capture_graph(QueueIndex queue, std::span<const En
     return make_error(ErrorKind::OutOfMemory, "the engine's bound on live graphs is reached");
   }
   PreparedBatch batch;
+  prepare_batch_locked(ops, batch);
   for (std::size_t index = 0; index < ops.size(); ++index) QUIESCE_TRY(translate_op_locked(ops[index], index, batch, true));
 
   const Queue& handle = queues_[queue].handle;
@@ -80,6 +81,7 @@ Result<GraphId> Engine<B, E>::capture_graph(QueueIndex queue, std::span<const En
     programs_.at(program).graph_pins++;
   }
   slot.destroy_requested = !captured.ok();
+  if (slot.destroy_requested) note_release_request_locked();
   graphs_.emplace(serial, std::move(slot));
   tally(ResourceKind::Executables).created++;
   if (!captured.ok()) {
@@ -96,7 +98,7 @@ Result<SubmissionId> Engine<B, E>::replay(GraphId graph, QueueIndex queue) {
   Lock lock(mutex_);
   Result<SubmissionId> submitted = submit_locked(queue, std::span<const EngineOp>(&op, 1), SubmitRequest{}, true);
   if (submitted.ok()) counters_.replays++;
-  if (!lost_) progress_locked(false);
+  if (!lost_ && progress_after_submit_locked()) progress_locked(false);
   return submitted;
 }
 
@@ -107,6 +109,7 @@ Status Engine<B, E>::destroy_graph(GraphId graph) {
   Result<GraphSlot*> slot = resolve_locked(graph);
   if (!slot.ok()) return slot.error();
   slot.value()->destroy_requested = true;
+  note_release_request_locked();
   progress_locked(false);
   return ok_status();
 }

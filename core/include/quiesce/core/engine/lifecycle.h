@@ -135,6 +135,7 @@ void Engine<B, E>::discard_everything_locked() {
     if (submission.submitted) tally(ResourceKind::Events).discarded++;
   }
   submissions_.clear();
+  terminal_hint_ = 0;
   std::uint64_t discarded_bytes = 0;
   for (auto& [serial, slot] : buffers_) {
     discarded_bytes += slot.charged_bytes;
@@ -149,6 +150,7 @@ void Engine<B, E>::discard_everything_locked() {
   buffers_.clear();
   programs_.clear();
   graphs_.clear();
+  release_requests_hint_ = 0;
   queues_.clear();
   if (has_context_) {
     const Status discarded = backend_.discard_context(std::move(context_));

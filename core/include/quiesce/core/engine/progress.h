@@ -19,19 +19,28 @@ namespace quiesce {
 template <Backend B, Env E>
 void Engine<B, E>::progress_locked(bool poll_all) {
   if (!has_context_ || lost_) return;
-  // Queues complete mostly in order: unless asked to poll everything, stop at each queue's first pending.
-  std::vector<bool> blocked(queues_.size(), false);
+  // Queues complete mostly in order: unless asked to poll everything, stop at each queue's first pending,
+  // and stop looking once every queue has one.
+  std::vector<std::uint8_t>& blocked = scratch_blocked_;
+  blocked.assign(queues_.size(), 0);
+  std::size_t blocked_queues = 0;
   for (auto& [serial, submission] : submissions_) {
     if (lost_) return;
     if (!submission.submitted || submission.terminal) continue;
-    if (!poll_all && blocked[submission.queue]) continue;
+    if (!poll_all && blocked[submission.queue] != 0) continue;
     observe_locked(serial, submission, backend_.poll_event(submission.event));
-    if (!submission.terminal) blocked[submission.queue] = true;
+    if (!submission.terminal && blocked[submission.queue] == 0) {
+      blocked[submission.queue] = 1;
+      if (!poll_all && ++blocked_queues == blocked.size()) break;
+    }
   }
-  destroy_events_locked();
-  release_graphs_locked();
-  release_buffers_locked();
-  release_programs_locked();
+  if (terminal_hint_ != 0) destroy_events_locked();
+  if (lost_ || release_requests_hint_ == 0) return;
+  // Each scan visits every slot of its kind; what is still requested after all three is the new hint.
+  const std::size_t graphs = release_graphs_locked();
+  const std::size_t buffers = release_buffers_locked();
+  const std::size_t programs = release_programs_locked();
+  if (!lost_) release_requests_hint_ = graphs + buffers + programs;
 }
 
 template <Backend B, Env E>
@@ -48,6 +57,7 @@ void Engine<B, E>::observe_locked(std::uint64_t serial, Submission& submission, 
   }
   assert(is_terminal(observation.state));
   submission.terminal = true;
+  terminal_hint_++;
   submission.indeterminate = false;
   submission.state = observation.state;
   submission.error = observation.error;
@@ -119,20 +129,34 @@ void Engine<B, E>::quarantine_pins_locked(Submission& submission, QuarantineCaus
 
 template <Backend B, Env E>
 void Engine<B, E>::retire_submission_locked(std::uint64_t serial, Submission& submission) {
-  if (fates_.size() >= options_.fate_history_max) fates_.erase(fates_.begin());
-  fates_[serial] = engine_detail::FateRecord{
-      submission.fate(), SubmissionReceipt{submission.state, submission.error, submission.timing}};
+  const engine_detail::FateRecord record{submission.fate(),
+                                         SubmissionReceipt{submission.state, submission.error, submission.timing}};
+  if (fates_.size() >= options_.fate_history_max && !fates_.empty()) {
+    // The oldest record's node takes the new one: a full history allocates nothing.
+    typename FateMap::node_type node = fates_.extract(fates_.begin());
+    node.key() = serial;
+    node.mapped() = record;
+    auto inserted = fates_.insert(std::move(node));
+    if (!inserted.inserted) inserted.position->second = record;
+  } else {
+    fates_.insert_or_assign(fates_.end(), serial, record);
+  }
   unpin_locked(serial, submission);
 }
 
 template <Backend B, Env E>
 void Engine<B, E>::destroy_events_locked() {
-  for (auto it = submissions_.begin(); it != submissions_.end();) {
+  // terminal_hint_ counts the terminal records at least: once that many were seen, no later one is.
+  std::size_t terminal_seen = 0;
+  std::size_t terminal_left = 0;
+  for (auto it = submissions_.begin(); it != submissions_.end() && terminal_seen < terminal_hint_;) {
     if (lost_) return;
     const std::uint64_t serial = it->first;
     Submission& submission = it->second;
+    if (submission.terminal) terminal_seen++;
     if (!submission.submitted || !submission.terminal || submission.dependents != 0 ||
         !retry_due_locked(submission.destroy_retry)) {
+      if (submission.terminal) terminal_left++;
       ++it;
       continue;
     }
@@ -142,6 +166,7 @@ void Engine<B, E>::destroy_events_locked() {
     } else if (released.status == ReleaseStatus::Rejected) {
       submission.event = std::move(released.handle);
       if (note_rejection_locked(submission.destroy_retry, released.error) || lost_) {
+        terminal_left++;
         ++it;
         continue;
       }
@@ -155,16 +180,20 @@ void Engine<B, E>::destroy_events_locked() {
       quarantine_pins_locked(submission, QuarantineCause::PinnedByQuarantine, released.error);
     }
     retire_submission_locked(serial, submission);
-    it = submissions_.erase(it);
+    it = erase_submission_locked(it);
   }
+  if (!lost_) terminal_hint_ = terminal_left;
 }
 
+// Returns how many graphs still have a destroy request after the scan (every graph is visited).
 template <Backend B, Env E>
-void Engine<B, E>::release_graphs_locked() {
+std::size_t Engine<B, E>::release_graphs_locked() {
+  std::size_t requested_left = 0;
   for (auto it = graphs_.begin(); it != graphs_.end();) {
-    if (lost_) return;
+    if (lost_) return requested_left;
     GraphSlot& graph = it->second;
     if (!graph.destroy_requested || !graph.live_replays.empty() || !retry_due_locked(graph.retry)) {
+      if (graph.destroy_requested) requested_left++;
       ++it;
       continue;
     }
@@ -180,6 +209,7 @@ void Engine<B, E>::release_graphs_locked() {
       } else if (released.status == ReleaseStatus::Rejected) {
         graph.handle = std::move(released.handle);
         if (note_rejection_locked(graph.retry, released.error) || lost_) {
+          requested_left++;
           ++it;
           continue;
         }
@@ -210,32 +240,36 @@ void Engine<B, E>::release_graphs_locked() {
     }
     it = graphs_.erase(it);
   }
+  return requested_left;
 }
 
 template <Backend B, Env E>
-void Engine<B, E>::release_buffers_locked() {
-  release_slots_locked(buffers_, held_buffers_, ResourceKind::Buffers, &BufferSlot::charged_bytes,
+std::size_t Engine<B, E>::release_buffers_locked() {
+  return release_slots_locked(buffers_, held_buffers_, ResourceKind::Buffers, &BufferSlot::charged_bytes,
                        [this](Buffer&& buffer) { return backend_.free_buffer(std::move(buffer)); });
 }
 
 template <Backend B, Env E>
-void Engine<B, E>::release_programs_locked() {
-  release_slots_locked(programs_, held_programs_, ResourceKind::Programs, &ProgramSlot::resident_bytes,
+std::size_t Engine<B, E>::release_programs_locked() {
+  return release_slots_locked(programs_, held_programs_, ResourceKind::Programs, &ProgramSlot::resident_bytes,
                        [this](Program&& program) { return backend_.unload_program(std::move(program)); });
 }
 
 // Releases every slot whose release was requested, no pin remains and no rejected retry is pending: a slot
 // that something quarantined pinned goes to quarantine instead; a rejected release is retried later, up to
-// its bound, then quarantined; an indeterminate one is quarantined at once.
+// its bound, then quarantined; an indeterminate one is quarantined at once. Returns how many slots still
+// have a release request after the scan (every slot is visited).
 template <Backend B, Env E>
 template <class Slot, class Handle, class ReleaseCall>
-void Engine<B, E>::release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<Handle>& held,
-                                        ResourceKind kind, std::uint64_t Slot::*charged_bytes,
-                                        ReleaseCall release) {
+std::size_t Engine<B, E>::release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<Handle>& held,
+                                               ResourceKind kind, std::uint64_t Slot::*charged_bytes,
+                                               ReleaseCall release) {
+  std::size_t requested_left = 0;
   for (auto it = slots.begin(); it != slots.end();) {
-    if (lost_) return;
+    if (lost_) return requested_left;
     Slot& slot = it->second;
     if (!slot.release_requested || slot.pins() != 0 || !retry_due_locked(slot.retry)) {
+      if (slot.release_requested) requested_left++;
       ++it;
       continue;
     }
@@ -253,6 +287,7 @@ void Engine<B, E>::release_slots_locked(std::map<std::uint64_t, Slot>& slots, st
     } else if (released.status == ReleaseStatus::Rejected) {
       slot.handle = std::move(released.handle);
       if (note_rejection_locked(slot.retry, released.error) || lost_) {
+        requested_left++;
         ++it;
         continue;
       }
@@ -264,6 +299,7 @@ void Engine<B, E>::release_slots_locked(std::map<std::uint64_t, Slot>& slots, st
     }
     it = slots.erase(it);
   }
+  return requested_left;
 }
 
 // Quiescent: no event left to destroy and no release request that waits on anything but a user's live

@@ -31,7 +31,7 @@ void Engine<B, E>::settle_for_shutdown_locked() {
     quarantine_pins_locked(submission, QuarantineCause::PinnedByIndeterminateWork, error);
     submission.dependents = 0;
     retire_submission_locked(it->first, submission);
-    it = submissions_.erase(it);
+    it = erase_submission_locked(it);
   }
   for (auto& [serial, graph] : graphs_) graph.retry.next_attempt_ns = 0;
   for (auto& [serial, slot] : buffers_) slot.retry.next_attempt_ns = 0;
@@ -152,6 +152,7 @@ ShutdownReport Engine<B, E>::shutdown(std::uint64_t drain_timeout_ns) {
   for (auto& [serial, graph] : graphs_) graph.destroy_requested = true;
   for (auto& [serial, slot] : buffers_) slot.release_requested = true;
   for (auto& [serial, slot] : programs_) slot.release_requested = true;
+  release_requests_hint_ += graphs_.size() + buffers_.size() + programs_.size();
   report.drain = drain_locked(drain_timeout_ns);
   settle_for_shutdown_locked();
   if (lost_) recover_if_lost_locked(false);

@@ -104,6 +104,31 @@ struct Submission {
   std::optional<TimingReceipt> timing = std::nullopt;
   RetryState destroy_retry;
 
+  // Back to a fresh record, keeping the vectors' storage: the engine reuses retired records (and their map
+  // nodes) so that a submission in the steady state allocates nothing.
+  void reset() {
+    event = Event{};
+    queue = 0;
+    invocation = 0;
+    epoch = 0;
+    fire_and_forget = false;
+    timing_requested = false;
+    buffers.clear();
+    programs.clear();
+    graphs.clear();
+    waits_on.clear();
+    dependents = 0;
+    submitted = false;
+    terminal = false;
+    indeterminate = false;
+    failure_queued = false;
+    partial = false;
+    state = EventState::Pending;
+    error = {};
+    timing = std::nullopt;
+    destroy_retry = {};
+  }
+
   SubmissionFate fate() const {
     if (terminal) {
       if (partial) return SubmissionFate::Partial;

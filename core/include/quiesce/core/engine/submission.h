@@ -38,7 +38,7 @@ Status Engine<B, E>::translate_launch_locked(const EngineOp& op, std::size_t ind
   if (op.dims.grid_x == 0 || op.dims.grid_y == 0 || op.dims.grid_z == 0 || op.dims.threads_per_block() == 0) {
     return make_error(ErrorKind::InvalidArgument, "a launch has an empty grid or block");
   }
-  std::vector<Binding>& bindings = batch.bindings.emplace_back();
+  const std::size_t first_binding = batch.bindings.size();
   for (const EngineBinding& binding : op.bindings) {
     Result<BufferSlot*> slot = resolve_locked(binding.buffer);
     if (!slot.ok()) return slot.error();
@@ -46,16 +46,31 @@ Status Engine<B, E>::translate_launch_locked(const EngineOp& op, std::size_t ind
     if (!access_allowed(binding.access, slot.value()->request.usage)) {
       return make_error(ErrorKind::PermissionDenied, "a binding's access mode is not allowed by its buffer's usage");
     }
-    bindings.push_back(Binding{slot.value()->handle.ref(), binding.access});
+    assert(batch.bindings.size() < batch.bindings.capacity());  // reserved: earlier launches' spans stay valid
+    batch.bindings.push_back(Binding{slot.value()->handle.ref(), binding.access});
     // A dry run touches no bytes (R18); it still pins what it names.
     const bool touches = op.mode == LaunchMode::Normal;
     batch.uses.push_back(engine_detail::BufferAccess{binding.buffer.serial, touches && access_reads(binding.access),
                                                      touches && access_writes(binding.access)});
   }
   engine_detail::push_unique(batch.programs, op.program.serial);
+  const std::span<const Binding> bindings(batch.bindings.data() + first_binding, op.bindings.size());
   batch.commands.push_back(Command::launch(program.value()->handle.ref(), op.dims, bindings, op.data, op.mode));
   (void)index;
   return ok_status();
+}
+
+// Empties the batch and reserves its storage for `ops`: every binding of every launch, so that no span a
+// translated launch holds into `bindings` is invalidated by a later one.
+template <Backend B, Env E>
+void Engine<B, E>::prepare_batch_locked(std::span<const EngineOp> ops, PreparedBatch& batch) {
+  batch.clear();
+  std::size_t bindings = 0;
+  for (const EngineOp& op : ops) {
+    if (op.kind == OpKind::Launch) bindings += op.bindings.size();
+  }
+  batch.bindings.reserve(bindings);
+  batch.commands.reserve(ops.size());
 }
 
 template <Backend B, Env E>
@@ -118,7 +133,10 @@ void Engine<B, E>::add_dependencies_locked(QueueIndex queue, std::span<const Sub
     const BufferSlot& slot = buffers_.at(use.buffer);
     for (const engine_detail::BufferUse& earlier : slot.uses) {
       const bool conflicts = earlier.writes || (use.writes && earlier.reads);
-      if (conflicts && needs_wait(earlier.submission)) engine_detail::push_unique(batch.waits_on, earlier.submission);
+      // Work of the same queue is ordered already; the queue test spares the lookup of most uses.
+      if (conflicts && earlier.queue != queue && needs_wait(earlier.submission)) {
+        engine_detail::push_unique(batch.waits_on, earlier.submission);
+      }
     }
   }
   // Replays of one executable never overlap (R13): order after its unfinished replays elsewhere.
@@ -134,14 +152,13 @@ template <Backend B, Env E>
 void Engine<B, E>::pin_locked(std::uint64_t serial, Submission& submission, const PreparedBatch& batch) {
   for (const engine_detail::BufferAccess& use : batch.uses) {
     BufferSlot& slot = buffers_.at(use.buffer);
-    auto existing = std::find_if(slot.uses.begin(), slot.uses.end(),
-                                 [&](const engine_detail::BufferUse& other) { return other.submission == serial; });
-    if (existing == slot.uses.end()) {
+    // The serial is new, so a use of it can only be one this loop appended: the last of the slot's uses.
+    if (slot.uses.empty() || slot.uses.back().submission != serial) {
       slot.uses.push_back(engine_detail::BufferUse{serial, submission.queue, use.reads, use.writes});
       submission.buffers.push_back(use.buffer);
     } else {
-      existing->reads = existing->reads || use.reads;
-      existing->writes = existing->writes || use.writes;
+      slot.uses.back().reads = slot.uses.back().reads || use.reads;
+      slot.uses.back().writes = slot.uses.back().writes || use.writes;
     }
   }
   for (const std::uint64_t program : batch.programs) {
@@ -205,17 +222,20 @@ Result<SubmissionId> Engine<B, E>::submit_locked(QueueIndex queue, std::span<con
   if (failures_.size() >= options_.fate_history_max) {
     return make_error(ErrorKind::Busy, "too many asynchronous failures are queued; call flush() to take them");
   }
-  PreparedBatch batch;
+  // Scratch storage reused by every submit: the mutex is held and nothing below translates another batch.
+  PreparedBatch& batch = scratch_batch_;
+  prepare_batch_locked(ops, batch);
   for (std::size_t index = 0; index < ops.size(); ++index) QUIESCE_TRY(translate_op_locked(ops[index], index, batch, false));
   add_dependencies_locked(queue, request.depends_on, batch);
-  std::vector<Command> commands;
+  std::vector<Command>& commands = scratch_commands_;
+  commands.clear();
   commands.reserve(batch.waits_on.size() + batch.commands.size());
   for (const std::uint64_t dependency : batch.waits_on) commands.push_back(Command::wait(submissions_.at(dependency).event.ref()));
   commands.insert(commands.end(), batch.commands.begin(), batch.commands.end());
   counters_.cross_queue_waits += batch.waits_on.size();
 
   const std::uint64_t serial = next_serial();
-  Submission& submission = submissions_[serial];
+  Submission& submission = emplace_submission_locked(serial);
   submission.queue = queue;
   submission.epoch = epoch_;
   submission.fire_and_forget = fire_and_forget;
@@ -239,7 +259,7 @@ Result<SubmissionId> Engine<B, E>::submit_locked(QueueIndex queue, std::span<con
     // R3: nothing ran and nothing was retained.
     counters_.submits_rejected++;
     unpin_locked(serial, submission);
-    submissions_.erase(serial);
+    erase_submission_locked(submissions_.find(serial));
     return result.error;
   }
   assert(result.event.valid());
@@ -267,7 +287,7 @@ Result<SubmissionId> Engine<B, E>::submit(QueueIndex queue, std::span<const Engi
                                           const SubmitRequest& request) {
   Lock lock(mutex_);
   Result<SubmissionId> submitted = submit_locked(queue, ops, request, false);
-  if (!lost_) progress_locked(false);
+  if (!lost_ && progress_after_submit_locked()) progress_locked(false);
   return submitted;
 }
 
@@ -278,8 +298,42 @@ Result<SubmissionId> Engine<B, E>::launch(QueueIndex queue, ProgramId program, L
   const EngineOp op = EngineOp::launch(program, dims, bindings, parameters, mode);
   Lock lock(mutex_);
   Result<SubmissionId> submitted = submit_locked(queue, std::span<const EngineOp>(&op, 1), SubmitRequest{}, true);
-  if (!lost_) progress_locked(false);
+  if (!lost_ && progress_after_submit_locked()) progress_locked(false);
   return submitted;
+}
+
+// A new submission record: a retired one and its map node when there is one (its vectors keep their
+// storage), inserted at the end since serials only grow.
+template <Backend B, Env E>
+engine_detail::Submission& Engine<B, E>::emplace_submission_locked(std::uint64_t serial) {
+  assert(submissions_.empty() || submissions_.rbegin()->first < serial);
+  if (spare_submissions_.empty()) return submissions_.emplace_hint(submissions_.end(), serial, Submission{})->second;
+  typename SubmissionMap::node_type node = std::move(spare_submissions_.back());
+  spare_submissions_.pop_back();
+  node.key() = serial;
+  node.mapped().reset();
+  return submissions_.insert(submissions_.end(), std::move(node))->second;
+}
+
+// Removes a submission record (its event already destroyed, moved to quarantine, or never created) and keeps
+// the node for the next submission. Returns the iterator after it.
+template <Backend B, Env E>
+typename Engine<B, E>::SubmissionMap::iterator Engine<B, E>::erase_submission_locked(
+    typename SubmissionMap::iterator it) {
+  auto next = std::next(it);
+  if (spare_submissions_.size() < kSpareSubmissionsMax) {
+    spare_submissions_.push_back(submissions_.extract(it));
+  } else {
+    submissions_.erase(it);
+  }
+  return next;
+}
+
+template <Backend B, Env E>
+bool Engine<B, E>::progress_after_submit_locked() const {
+  if (options_.submit_progress == SubmitProgress::EverySubmit) return true;
+  return release_requests_hint_ != 0 ||
+         submissions_.size() * 2 >= static_cast<std::size_t>(options_.live_submissions_max);
 }
 
 template <Backend B, Env E>

@@ -195,6 +195,16 @@ struct EngineMemory {
   std::optional<MemoryUsage> device = std::nullopt;  // the backend's view, when it answered
 };
 
+// What submit, launch and replay do after the batch reached the backend.
+enum class SubmitProgress : std::uint8_t {
+  // Poll each queue's oldest unfinished submission, then carry out what became releasable (the default).
+  EverySubmit,
+  // Only when something waits on a fence (a requested release or graph destroy) or the live submissions
+  // reach half of live_submissions_max. Completions are otherwise observed by poll, wait, flush, sync,
+  // progress, drain and the poller, so a submit makes no backend call besides the submit itself.
+  WhenNeeded,
+};
+
 struct EngineOptions {
   std::uint32_t queue_count = 2;
   std::uint64_t memory_budget_bytes = 0;    // 0: the device's memory
@@ -212,6 +222,7 @@ struct EngineOptions {
   std::uint32_t fate_history_max = 65'536;
   std::uint32_t drain_iterations_max = 1'000'000;
   std::uint32_t recovery_attempts_max = 4;  // fresh contexts tried per device loss
+  SubmitProgress submit_progress = SubmitProgress::EverySubmit;
 };
 
 inline std::string_view to_string(SubmissionFate fate) {
