@@ -30,6 +30,11 @@ step() { echo "=== $* ($(date -u +%H:%M:%S))"; }
 {
   step quiesce_conformance_cuda
   "$bin/quiesce_conformance_cuda" --gtest_color=no; echo "exit status $?"
+  # The same cases from the quiesce command (a bundle built before it had the subcommand skips this).
+  if [ -x "$bin/quiesce" ] && "$bin/quiesce" --help 2>&1 | grep -Eq '^ +conformance( |$)'; then
+    step "quiesce conformance --backend cuda"
+    "$bin/quiesce" conformance --backend cuda --failures-only; echo "exit status $?"
+  fi
 } >"$out/conformance.log" 2>&1
 
 {

@@ -12,6 +12,7 @@ struct CommandResult {
 void add_run_command(CLI::App& app, CommandResult& result);
 void add_campaign_commands(CLI::App& app, CommandResult& result);
 void add_trace_commands(CLI::App& app, CommandResult& result);
+void add_conformance_command(CLI::App& app, CommandResult& result);
 void add_cuda_commands(CLI::App& app, CommandResult& result);
 void add_hil_command(CLI::App& app, CommandResult& result);
 void add_mutants_command(CLI::App& app, CommandResult& result);

@@ -1,27 +1,57 @@
-// quiesce hil: hardware-in-loop validation on a real GPU (cuda/hil.h), with the simulator as the
-// differential reference and the fault campaign through Validator<Injector<cuda::Device>>.
+// quiesce hil: hardware-in-loop validation on a real GPU (cuda/hil.h): the conformance suite on the GPU's
+// stacks, the simulator as the differential reference and the fault campaigns through
+// Validator<Injector<cuda::Device>>.
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
 #include "quiesce/cuda/hil.h"
 #include "quiesce/properties/hil_reference.h"
+#if QUIESCE_CONFORMANCE_AVAILABLE
+#include "conformance_runner.h"
+#endif
 
 namespace quiesce::cli {
+namespace {
+
+#if QUIESCE_CONFORMANCE_AVAILABLE
+// The conformance part: the suite's cuda cases (conformance_runner.h) as one check with the counts. The
+// suite's fixtures open the first GPU whatever --ordinal says, and its name says so then.
+std::vector<cuda::CheckResult> conformance_check(int ordinal, std::ostream& log) {
+  std::string name = "conformance suite (cuda::Device; Validator<Injector<cuda::Device>> under none and default)";
+  if (ordinal != 0) name += " on GPU 0, not --ordinal " + std::to_string(ordinal);
+  conformance::SuiteOptions options;
+  options.backend = conformance::SuiteBackend::Cuda;
+  options.print_passed = false;
+  options.indent = "   ";
+  const Result<conformance::SuiteCounts, conformance::SuiteError> run = conformance::run_conformance(options, log);
+  if (!run.ok()) return {cuda::CheckResult{name, false, run.error().message}};
+  std::string detail = conformance::describe_counts(run.value());
+  for (const std::string& failed : run.value().failed_cases) detail += "\n      failed: " + failed;
+  if (run.value().failed_outside_cases) detail += "\n      failed: a check outside any case";
+  return {cuda::CheckResult{name, run.value().all_passed(), detail}};
+}
+#endif
+
+}  // namespace
 
 void add_hil_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<cuda::HilOptions>();
+  auto no_conformance = std::make_shared<bool>(false);
   auto no_campaign = std::make_shared<bool>(false);
   auto no_engine_campaign = std::make_shared<bool>(false);
   auto no_prediction = std::make_shared<bool>(false);
   auto engine_runs = std::make_shared<std::uint32_t>(4);
   auto engine_operations = std::make_shared<std::uint32_t>(400);
   CLI::App* hil = app.add_subcommand(
-      "hil", "On a GPU: genuine faults, differential runs against the simulator, a fault campaign, calibration");
+      "hil", "On a GPU: genuine faults, the conformance suite, differential runs against the simulator, fault "
+             "campaigns, calibration");
   hil->add_option("--ordinal", options->ordinal, "The GPU");
   hil->add_option("--seed", options->seed, "The first differential seed");
   hil->add_option("--differential-runs", options->differential_runs, "Differential scripts (seeds seed, seed+1, ...)");
   hil->add_option("--calibrate", options->calibrate_out, "Also calibrate and write the cost profile here");
+  hil->add_flag("--no-conformance", *no_conformance,
+                "Skip the conformance suite on cuda::Device and Validator<Injector<cuda::Device>>");
   hil->add_flag("--no-fault-campaign", *no_campaign, "Skip the fault campaign through the injector and validator");
   hil->add_flag("--no-engine-campaign", *no_engine_campaign,
                 "Skip the fault campaign on the engine (Engine over Validator<Injector<cuda::Device>>)");
@@ -30,8 +60,15 @@ void add_hil_command(CLI::App& app, CommandResult& result) {
   hil->add_option("--cost-profile", options->cost_profile_in,
                   "Predict with this cost profile instead of calibrating now");
   hil->add_flag("--no-prediction", *no_prediction, "Skip the simulator's predicted vs measured time report");
-  hil->callback([options, no_campaign, no_engine_campaign, no_prediction, engine_runs, engine_operations, &result] {
-    // hil_command forks its sticky-fault child before anything in this process touches CUDA.
+  hil->callback([options, no_conformance, no_campaign, no_engine_campaign, no_prediction, engine_runs,
+                 engine_operations, &result] {
+    // hil_command forks its sticky-fault child before anything in this process touches CUDA; the
+    // conformance suite runs after it, in this process.
+#if QUIESCE_CONFORMANCE_AVAILABLE
+    if (!*no_conformance) options->conformance = conformance_check;
+#else
+    (void)no_conformance;  // without the test suite the part prints NOT RUN
+#endif
     options->reference = hil::run_on_simulator;
     if (!*no_campaign) {
       options->fault_campaign = [](int ordinal, std::ostream& log) { return hil::fault_campaign(ordinal, log); };

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   quiesce::cli::add_run_command(app, result);
   quiesce::cli::add_campaign_commands(app, result);
   quiesce::cli::add_trace_commands(app, result);
+  quiesce::cli::add_conformance_command(app, result);
   quiesce::cli::add_cuda_commands(app, result);
   quiesce::cli::add_hil_command(app, result);
   quiesce::cli::add_mutants_command(app, result);

@@ -407,6 +407,12 @@ int hil_command(const HilOptions& options, std::ostream& out, std::ostream& err)
       << ", CUDA driver " << version / 1000 << '.' << version % 1000 / 10 << ")\n";
   bool all_passed = true;
 
+  out << "-- conformance suite on cuda::Device and Validator<Injector<cuda::Device>>\n";
+  if (!options.conformance) {
+    out << "NOT RUN  conformance suite: none was supplied\n";
+  } else {
+    for (const CheckResult& check : options.conformance(options.ordinal, out)) print(out, err, check, all_passed);
+  }
   out << "-- differential runs\n";
   if (!options.reference) {
     out << "NOT RUN  differential: no reference backend was supplied\n";

@@ -1,14 +1,16 @@
 // Hardware-in-loop validation (`quiesce hil`) and calibration (`quiesce calibrate`) on a real GPU.
 //
-// hil_command runs, in order: the genuine faults (an out-of-memory allocation, a partial submit from an
-// invalid launch in the middle of a batch, a rejected submit from an invalid first launch, a sticky
-// illegal-address fault after which a new context works); differential runs (seeded scripts on the GPU
-// and on a reference backend, every read and terminal compared); an optional fault campaign; and an
-// optional calibration. cuda/ depends on core only, so the two parts that need other modules come in as
-// functions from the caller (the quiesce command, tests/hil): `reference` runs a script on sim::Device,
-// `fault_campaign` runs Validator<faults::Injector<cuda::Device>>. A part whose function is absent is
-// reported as not run, never as passed. The conformance suite on the GPU is its own binary
-// (quiesce_conformance_cuda, from tests/conformance/cuda_instance_test.cc).
+// hil_command runs, in order: the sticky faults (raw, and under the engine), each in a forked child before
+// this process touches CUDA; the conformance suite (cuda::Device and Validator<faults::Injector<cuda::Device>>);
+// differential runs (seeded scripts on the GPU and on a reference backend, every read and terminal
+// compared); the fault campaigns of the raw workload and of the engine; the genuine faults that leave the
+// process usable (an out-of-memory allocation, a partial submit from an invalid launch in the middle of a
+// batch, a rejected submit from an invalid first launch) with the sticky faults' verdicts; the prediction
+// report; and an optional calibration. cuda/ depends on core only, so the parts that need other modules
+// come in as functions from the caller (the quiesce command, tests/hil): `conformance` runs the suite of
+// tests/conformance (its runner, conformance_runner.h), `reference` runs a script on sim::Device,
+// `fault_campaign` and `engine_campaign` run Validator<faults::Injector<cuda::Device>>, `predict` the
+// simulator. A part whose function is absent is reported as not run, never as passed.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +36,9 @@ struct CheckResult {
 struct HilOptions {
   int ordinal = 0;
   std::uint64_t seed = 20261202;
+  // The conformance suite on cuda::Device and Validator<faults::Injector<cuda::Device>>, one check with the
+  // counts; it prints the cases that failed or were skipped to `log`. Absent: not run.
+  std::function<std::vector<CheckResult>(int ordinal, std::ostream& log)> conformance;
   std::uint32_t differential_runs = 8;     // scripts with seeds seed, seed + 1, ...
   ScriptOptions script = {};               // its seed is replaced per run
   // The reference side of each differential run (the simulator). Absent: the differential is not run.
