@@ -42,10 +42,13 @@ bool write_file(const std::filesystem::path& path, const std::string& text, std:
 // quiesce::Engine offers no cancellation (docs/engine.md), so the engine workload cannot win one: this probe
 // belongs to the raw workload, which cancels (docs/properties.md, "Coverage probes").
 constexpr std::string_view kRawOnlyProbe = "cancellation won";
+// The raw workload drives the Backend directly: it has no engine whose submit could leave completions.
+constexpr std::string_view kEngineOnlyProbe = "submit left its completions to a later call";
 
 std::vector<std::string> probes_for(const std::string& workload) {
   std::vector<std::string> probes = properties::standard_probes();
   if (workload == "engine") std::erase(probes, std::string(kRawOnlyProbe));
+  if (workload == "raw") std::erase(probes, std::string(kEngineOnlyProbe));
   return probes;
 }
 
@@ -93,6 +96,8 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
   properties::print_summary(report, out);
   if (flags.workload == "engine") {
     out << "  not a probe of the engine workload: " << kRawOnlyProbe << " (quiesce::Engine offers no cancellation)\n";
+  } else if (flags.workload == "raw") {
+    out << "  not a probe of the raw workload: " << kEngineOnlyProbe << " (it drives no engine)\n";
   }
   const std::filesystem::path folder(flags.out);
   const std::string suffix = shard_suffix(shard.value());

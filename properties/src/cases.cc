@@ -68,6 +68,7 @@ void judge_engine(const EngineWorkloadResult& run, CaseResult& result) {
   probe(result, counters.failures_surfaced > 0, "asynchronous failure surfaced");
   probe(result, counters.imports_rolled_back > 0, "import rolled back");
   probe(result, counters.replays > 0, "graph replayed");
+  probe(result, counters.submits_unobserved > 0, "submit left its completions to a later call");
   probe(result, run.dry_runs > 0, "dry-run launch");
   probe(result, run.access_violations_refused > 0, "access mode violation refused");
   probe(result, run.profiles_unavailable > 0, "profile unavailable");
@@ -193,7 +194,8 @@ const std::vector<std::string>& standard_probes() {
       "indeterminate poll or fence", "rejected release retried", "deferred release", "cross-queue wait",
       "recovery after device loss", "asynchronous failure surfaced", "import rolled back", "graph replayed",
       "dry-run launch", "access mode violation refused", "profile unavailable",
-      "indeterminate release during device loss", "quarantine at shutdown", "cancellation won"};
+      "indeterminate release during device loss", "quarantine at shutdown", "cancellation won",
+      "submit left its completions to a later call"};
   return kProbes;
 }
 

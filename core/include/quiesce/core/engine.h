@@ -55,6 +55,7 @@ struct EngineCounters {
   std::uint64_t graphs_captured = 0;
   std::uint64_t replays = 0;
   std::uint64_t poller_bound_hits = 0;  // the poller stopped because its iteration bound was hit
+  std::uint64_t submits_unobserved = 0;  // SubmitProgress::WhenNeeded: submits that polled nothing
 };
 
 template <Backend B, Env E = RealEnv>
@@ -182,7 +183,7 @@ class Engine {
   void queue_failure_locked(std::uint64_t serial, Submission& submission, FailureCause cause, const Error& error);
   Submission& emplace_submission_locked(std::uint64_t serial);
   typename SubmissionMap::iterator erase_submission_locked(typename SubmissionMap::iterator it);
-  bool progress_after_submit_locked() const;
+  bool progress_after_submit_locked();
   void note_release_request_locked() { release_requests_hint_++; }
 
   // engine/progress.h

@@ -48,6 +48,9 @@ struct EngineWorkloadOptions {
   std::uint64_t program_resident_bytes = 4096;       // each builtin program's resident bound (R17); a GPU's
                                                      // module image is larger than the simulator's 4096
   Ratio loss_heavy = Ratio{1, 40};  // device_fault of one seed in 8 (workload swarm); {0, 1}: never
+  // The engine's SubmitProgress policy; unset: one seed in 4 runs WhenNeeded, chosen by a hash of the seed
+  // (no draw of the workload's PRNG, so the other seeds' runs are unchanged).
+  std::optional<SubmitProgress> submit_progress;
   std::function<void()> on_liveness;                 // called once when the safety phase ends
 };
 

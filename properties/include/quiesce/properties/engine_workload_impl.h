@@ -75,12 +75,18 @@ class EngineWorkload {
     std::vector<ModelOp> ops;
   };
 
+  static SubmitProgress submit_progress_of_seed(std::uint64_t seed) {
+    std::uint64_t state = seed ^ label_hash("properties.engine_workload.submit_progress");
+    return splitmix64(state) % 4 == 0 ? SubmitProgress::WhenNeeded : SubmitProgress::EverySubmit;
+  }
+
   static EngineOptions engine_options(const EngineWorkloadOptions& options) {
     EngineOptions engine;
     engine.queue_count = options.queues;
     engine.memory_budget_bytes = options.memory_budget_bytes;
     engine.invocation_base = options.seed << 24U;
     engine.host_access_timeout_ns = options.wait_timeout_ns;
+    engine.submit_progress = options.submit_progress.value_or(submit_progress_of_seed(options.seed));
     return engine;
   }
 

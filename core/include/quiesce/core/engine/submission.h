@@ -330,10 +330,14 @@ typename Engine<B, E>::SubmissionMap::iterator Engine<B, E>::erase_submission_lo
 }
 
 template <Backend B, Env E>
-bool Engine<B, E>::progress_after_submit_locked() const {
+bool Engine<B, E>::progress_after_submit_locked() {
   if (options_.submit_progress == SubmitProgress::EverySubmit) return true;
-  return release_requests_hint_ != 0 ||
-         submissions_.size() * 2 >= static_cast<std::size_t>(options_.live_submissions_max);
+  if (release_requests_hint_ != 0 ||
+      submissions_.size() * 2 >= static_cast<std::size_t>(options_.live_submissions_max)) {
+    return true;
+  }
+  counters_.submits_unobserved++;
+  return false;
 }
 
 template <Backend B, Env E>
