@@ -139,13 +139,15 @@ Trace seeded_trace(std::uint32_t version) {
   for (Record& record : trace.records) {
     if (record.kind != RecordKind::Call) continue;
     if (record.call.op == Op::WriteBuffer) {
-      record.call.data.resize(300);
-      fill_seeded_bytes(0x1234, record.call.data);
+      std::vector<std::byte>& bytes = record.call.data.expand();
+      bytes.resize(300);
+      fill_seeded_bytes(0x1234, bytes);
     }
     for (CommandRecord& command : record.call.commands) {
       if (command.kind != CommandKind::Upload) continue;
-      command.data.resize(77);
-      fill_seeded_bytes(~std::uint64_t{0}, command.data);
+      std::vector<std::byte>& bytes = command.data.expand();
+      bytes.resize(77);
+      fill_seeded_bytes(~std::uint64_t{0}, bytes);
       command.bytes = 77;
     }
   }
