@@ -1,7 +1,10 @@
 // Recording a run, replaying a trace, the determinism check, and their command-line entry points.
 #include "quiesce/properties/replay.h"
 
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "quiesce/core/digest.h"
 #include "quiesce/traces/commands.h"
@@ -19,20 +22,29 @@ constexpr int kExitFaithful = 0;
 constexpr int kExitDiverged = 1;
 constexpr int kExitBadInput = 2;
 
-// Fault records name their kind and site; a replay hands them to the injector, so both must be known.
-traces::TraceResult<void> check_fault_names(const traces::Trace& trace) {
+// Fault records name their kind and site; a replay hands them to the injector, so both must be known. One
+// pass both checks the names and lists the faults for the injector.
+traces::TraceResult<std::vector<faults::InjectedFault>> faults_to_replay(const traces::Trace& trace) {
+  std::vector<faults::InjectedFault> list;
   for (std::uint64_t index = 0; index < trace.records.size(); ++index) {
     const traces::Record& record = trace.records[index];
     if (record.kind != traces::RecordKind::Fault) continue;
-    const bool kind_known = faults::fault_kind_from_string(record.note.name).has_value();
-    const bool site_known = faults::site_from_string(record.note.detail).has_value();
-    if (!kind_known || !site_known) {
+    const std::optional<faults::FaultKind> kind = faults::fault_kind_from_string(record.note.name);
+    const std::optional<faults::Site> site = faults::site_from_string(record.note.detail);
+    if (!kind.has_value() || !site.has_value()) {
       return traces::TraceError{"fault '" + record.note.name + "' at site '" + record.note.detail +
                                     "' is not a fault this build's injector can tell",
                                 traces::TraceError::Where::Record, index};
     }
+    faults::InjectedFault fault;
+    fault.call_index = record.note.count;
+    fault.site_ordinal = record.note.ordinal;
+    fault.parameter = record.note.value;
+    fault.kind = *kind;
+    fault.site = *site;
+    list.push_back(fault);
   }
-  return {};
+  return list;
 }
 
 std::string encoding_name(traces::Encoding encoding) {
@@ -73,8 +85,8 @@ RecordedRun record_raw_run(const RunConfig& config) {
 traces::TraceResult<ReplayReport> replay_trace(const traces::Trace& trace) {
   traces::TraceResult<void> valid = traces::validate_trace(trace);
   if (!valid.ok()) return valid.error();
-  traces::TraceResult<void> names = check_fault_names(trace);
-  if (!names.ok()) return names.error();
+  traces::TraceResult<std::vector<faults::InjectedFault>> faults = faults_to_replay(trace);
+  if (!faults.ok()) return faults.error();
   traces::TraceResult<RunConfig> config = config_from_header(trace.header);
   if (!config.ok()) return config.error();
 
@@ -82,7 +94,7 @@ traces::TraceResult<ReplayReport> replay_trace(const traces::Trace& trace) {
   report.digest_expected = trace.footer.digest;
   ComparingSink sink(trace.header, &trace.records);
   {
-    const faults::Plan plan = replay_detail::replay_plan(config->plan, replay_detail::replay_faults_of(trace.records));
+    const faults::Plan plan = replay_detail::replay_plan(config->plan, std::move(faults).value());
     SimStack stack(config.value(), plan, sink);
     stack.follow(trace.records);  // virtual time that passed between calls, and the schedule records
     CallExecutor executor(stack.top());

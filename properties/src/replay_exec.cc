@@ -32,6 +32,7 @@ void CallExecutor::learn(HandleKind kind, std::uint64_t recorded, std::uint64_t 
 void CallExecutor::build_batch(const CallRecord& call) {
   commands_.clear();
   bindings_.resize(call.commands.size());
+  data_.resize(call.commands.size());
   for (std::size_t index = 0; index < call.commands.size(); ++index) {
     const traces::CommandRecord& record = call.commands[index];
     std::vector<Binding>& bindings = bindings_[index];
@@ -52,7 +53,7 @@ void CallExecutor::build_batch(const CallRecord& call) {
     command.bytes = record.bytes;
     command.dims = record.dims;
     command.bindings = bindings;
-    command.data = record.data;
+    command.data = record.data.view(data_[index]);
     commands_.push_back(command);
   }
 }
@@ -104,7 +105,7 @@ void CallExecutor::execute_resources(const CallRecord& call) {
     case Op::BufferInfo: (void)top_->buffer_info(handle<BufferTag>(HandleKind::Buffer, call.subject)); return;
     case Op::WriteBuffer: {
       Buffer buffer = handle<BufferTag>(HandleKind::Buffer, call.subject);
-      const std::span<const std::byte> segment(call.data);
+      const std::span<const std::byte> segment = call.data.view(write_bytes_);
       (void)top_->write_buffer(buffer, call.offset, ByteSource{std::span(&segment, 1)});
       return;
     }

@@ -86,6 +86,8 @@ class CallExecutor {
   std::array<IdMap, traces::kHandleKindCount> maps_;
   std::vector<Command> commands_;
   std::vector<std::vector<Binding>> bindings_;
+  std::vector<std::vector<std::byte>> data_;  // the bytes of seeded payloads, per command of the batch
+  std::vector<std::byte> write_bytes_;         // the bytes of a seeded write
   std::vector<std::byte> sink_bytes_;
 };
 

@@ -82,19 +82,24 @@ namespace quiesce::properties::replay_detail {
 ComparingSink::ComparingSink(const traces::TraceHeader& header, const std::vector<traces::Record>* expected)
     : writer_(header), expected_(expected) {}
 
+// A record equal to the expected one has the same encoding, so the expected one is written instead: its
+// seeded payloads are held as seeds and need no looking at.
 void ComparingSink::append(const traces::Record& record) {
   const std::uint64_t index = writer_.record_count();
-  writer_.append(record);
   if (expected_ == nullptr) {
+    writer_.append(record);
     records_.push_back(record);
     return;
   }
-  if (divergence_.has_value()) return;
+  if (divergence_.has_value()) return writer_.append(record);
   if (index >= expected_->size()) {
     divergence_ = Divergence{index, "(nothing: the trace ends here)", printed(record)};
-  } else if (!((*expected_)[index] == record)) {
+  } else if ((*expected_)[index] == record) {
+    return writer_.append((*expected_)[index]);
+  } else {
     divergence_ = Divergence{index, printed((*expected_)[index]), printed(record)};
   }
+  writer_.append(record);
 }
 
 std::string printed(const traces::Record& record) { return traces::describe_record(record); }

@@ -1,7 +1,11 @@
 // The two encodings: lossless both ways, compact, versioned, and every damaged input refused cleanly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "quiesce/core/seeded_bytes.h"
 #include "quiesce/traces/codec.h"
@@ -139,13 +143,15 @@ Trace seeded_trace(std::uint32_t version) {
   for (Record& record : trace.records) {
     if (record.kind != RecordKind::Call) continue;
     if (record.call.op == Op::WriteBuffer) {
-      record.call.data.resize(300);
-      fill_seeded_bytes(0x1234, record.call.data);
+      std::vector<std::byte>& bytes = record.call.data.expand();
+      bytes.resize(300);
+      fill_seeded_bytes(0x1234, bytes);
     }
     for (CommandRecord& command : record.call.commands) {
       if (command.kind != CommandKind::Upload) continue;
-      command.data.resize(77);
-      fill_seeded_bytes(~std::uint64_t{0}, command.data);
+      std::vector<std::byte>& bytes = command.data.expand();
+      bytes.resize(77);
+      fill_seeded_bytes(~std::uint64_t{0}, bytes);
       command.bytes = 77;
     }
   }
@@ -255,6 +261,40 @@ TEST(TraceFormat, SeededBytesAreRecognisedOnlyWhenTheyFollowTheirSeed) {
   EXPECT_FALSE(seed_of_seeded_bytes(std::span(bytes.data(), kSeededBytesMin - 1)).has_value());
   EXPECT_TRUE(seed_of_seeded_bytes(std::span(bytes.data(), kSeededBytesMin)).has_value());
   EXPECT_FALSE(seed_of_seeded_bytes(std::vector<std::byte>(64, std::byte{0})).has_value());
+}
+
+TEST(TraceFormat, APayloadHeldAsASeedIsItsBytes) {
+  std::vector<std::byte> bytes(41);
+  fill_seeded_bytes(0xABCDEF, bytes);
+  Payload seeded;
+  seeded.assign_seeded(0xABCDEF, bytes.size());
+  Payload literal;
+  literal.assign(bytes);
+  EXPECT_EQ(seeded.held_seed(), std::optional<std::uint64_t>(0xABCDEF));
+  EXPECT_FALSE(literal.held_seed().has_value());
+  EXPECT_EQ(seeded, literal);
+  EXPECT_EQ(literal, seeded);
+  ASSERT_EQ(seeded.size(), bytes.size());
+  for (std::size_t index = 0; index < bytes.size(); ++index) EXPECT_EQ(seeded[index], bytes[index]) << index;
+  std::vector<std::byte> scratch;
+  const std::span<const std::byte> view = seeded.view(scratch);
+  EXPECT_TRUE(std::equal(view.begin(), view.end(), bytes.begin(), bytes.end()));
+  EXPECT_TRUE(seeded.held_seed().has_value()) << "view leaves the seed held";
+  for (std::size_t index = 0; index < bytes.size(); ++index) {
+    Payload changed;
+    changed.assign(bytes);
+    changed.expand()[index] ^= std::byte{0x01};
+    EXPECT_NE(changed, seeded) << "byte " << index;
+  }
+  Payload other;
+  other.assign_seeded(0xABCDEE, bytes.size());
+  EXPECT_NE(other, seeded);
+  Payload shorter;
+  shorter.assign_seeded(0xABCDEF, bytes.size() - 1);
+  EXPECT_NE(shorter, seeded);
+  EXPECT_EQ(seeded.expand(), bytes);
+  EXPECT_FALSE(seeded.held_seed().has_value()) << "expand turns the seed into bytes";
+  EXPECT_EQ(seeded, literal);
 }
 
 TEST(TraceFormat, PrintWritesOneLinePerRecord) {

@@ -127,8 +127,9 @@ TEST(MalformedSamples, Generate) {
 
   // Version 2: a seeded payload (16 bytes of seed 0x5EED) whose head is changed to claim 8 bytes.
   Trace seeded = trace;
-  seeded.records[6].call.data.resize(16);
-  fill_seeded_bytes(0x5EED, seeded.records[6].call.data);
+  std::vector<std::byte>& bytes = seeded.records[6].call.data.expand();
+  bytes.resize(16);
+  fill_seeded_bytes(0x5EED, bytes);
   seeded.footer = compute_footer(seeded.header, seeded.records);
   std::string short_seeded = binary_text(seeded);
   const std::string seed_bytes("\xED\x5E\0\0\0\0\0\0", 8);

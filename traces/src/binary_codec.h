@@ -29,6 +29,7 @@ struct EncodeState {
   std::uint64_t last_clock_ns = 0;
   // Lookup only, never iterated: the order of interning is the order of first use.
   std::unordered_map<std::string, std::uint64_t> interned;
+  std::vector<std::byte> scratch;  // a seeded payload's bytes, for format version 1
 };
 
 struct DecodeState {
@@ -43,7 +44,9 @@ struct DecodeState {
   std::uint64_t last_clock_ns = 0;
   std::uint64_t seeded_bytes = 0;  // bytes expanded from seeds so far
   std::vector<std::string> interned;
-  // Commands of earlier records, kept with their storage so that decoding a batch does not allocate.
+  // Commands of earlier records, kept with their storage so that decoding a batch does not allocate: the
+  // whole list of the last batch, and single commands that a shorter batch left over.
+  std::vector<CommandRecord> kept_commands;
   std::vector<CommandRecord> spare_commands;
   bool done = false;
 };

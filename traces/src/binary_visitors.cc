@@ -9,6 +9,8 @@
 #include <bit>
 #include <cassert>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 
@@ -87,18 +89,26 @@ class BinaryOut {
   }
   // Version 1: length and bytes. Version 2: varint (length * 2 + seeded), then the seed (fixed64) of seeded
   // bytes, or the bytes themselves.
-  void bytes(const char*, std::vector<std::byte>& value) {
+  // A payload held as a seed is written as one without looking at bytes.
+  void bytes(const char*, Payload& value) {
     if (state_.version >= kSeededBytesVersion) {
-      const std::optional<std::uint64_t> seed = seed_of_seeded_bytes(value);
+      std::optional<std::uint64_t> seed = value.held_seed();
+      std::span<const std::byte> bytes;
+      if (!seed.has_value()) {
+        bytes = value.view(state_.scratch);
+        seed = seed_of_seeded_bytes(bytes);
+      }
       put_varint(out_, value.size() * 2 + (seed.has_value() ? 1 : 0));
       if (seed.has_value()) {
         put_fixed64(out_, *seed);
         return;
       }
-    } else {
-      put_varint(out_, value.size());
+      out_.insert(out_.end(), bytes.begin(), bytes.end());
+      return;
     }
-    out_.insert(out_.end(), value.begin(), value.end());
+    const std::span<const std::byte> bytes = value.view(state_.scratch);
+    put_varint(out_, bytes.size());
+    out_.insert(out_.end(), bytes.begin(), bytes.end());
   }
   void values(const char*, std::vector<std::uint64_t>& value) {
     put_varint(out_, value.size());
@@ -223,7 +233,7 @@ class BinaryIn {
     }
     define_text(start, key, index, value);
   }
-  QUIESCE_HOT void bytes(const char* key, std::vector<std::byte>& value) {
+  QUIESCE_HOT void bytes(const char* key, Payload& value) {
     if (state_.version < kSeededBytesVersion) return raw_bytes(key, value);
     const std::byte* start = cursor_;
     std::uint64_t head = 0;
@@ -233,10 +243,11 @@ class BinaryIn {
     if (length > kDataBytesMax || length > static_cast<std::uint64_t>(end_ - cursor_)) [[unlikely]] {
       return length_refused(start, key, length, kDataBytesMax);
     }
-    value.assign(cursor_, cursor_ + length);
+    const std::span<const std::byte> bytes(cursor_, length);
+    value.assign(bytes);
     cursor_ += length;
     // One encoding per payload: seeded bytes stored byte for byte are a corrupted record.
-    if (length >= kSeededBytesMin && seed_of_seeded_bytes(value).has_value()) [[unlikely]] {
+    if (length >= kSeededBytesMin && seed_of_seeded_bytes(bytes).has_value()) [[unlikely]] {
       return fail_at(start, key, "holds seeded bytes byte for byte, which this version stores as their seed");
     }
   }
@@ -253,7 +264,7 @@ class BinaryIn {
     std::uint64_t count = 0;
     if (!length_of(key, count, bound)) return;
     if constexpr (std::is_same_v<T, CommandRecord>) {
-      for (std::uint64_t index = 0; index < count; ++index) items.push_back(spare_command());
+      reuse_commands(items, count);
     } else {
       items.resize(count);
     }
@@ -368,13 +379,14 @@ class BinaryIn {
     }
     return true;
   }
-  void raw_bytes(const char* key, std::vector<std::byte>& value) {
+  void raw_bytes(const char* key, Payload& value) {
     std::uint64_t length = 0;
     if (!length_of(key, length, kDataBytesMax)) return;
-    value.assign(cursor_, cursor_ + length);
+    value.assign(std::span<const std::byte>(cursor_, length));
     cursor_ += length;
   }
-  void seeded_bytes(const std::byte* start, const char* key, std::uint64_t length, std::vector<std::byte>& value) {
+  // The seed and length are kept; the bytes are made only when a consumer asks for them (Payload).
+  void seeded_bytes(const std::byte* start, const char* key, std::uint64_t length, Payload& value) {
     if (length < kSeededBytesMin || length > kDataBytesMax) [[unlikely]] {
       return fail_at(start, key, "holds " + std::to_string(length) + " seeded bytes; a seeded payload holds " +
                                      std::to_string(kSeededBytesMin) + " to " + std::to_string(kDataBytesMax));
@@ -386,18 +398,42 @@ class BinaryIn {
     fixed64(key, seed);
     if (failed_) return;
     state_.seeded_bytes += length;
-    value.resize(length);
-    fill_seeded_bytes(seed, value);
+    value.assign_seeded(seed, length);
   }
-  // A command with every field at its default, its two vectors' storage taken from an earlier record.
-  CommandRecord spare_command() {
-    CommandRecord command;
-    if (state_.spare_commands.empty()) return command;
-    CommandRecord& spare = state_.spare_commands.back();
-    command.bindings = std::move(spare.bindings);
-    command.data = std::move(spare.data);
-    state_.spare_commands.pop_back();
-    return command;
+  // `count` commands with every field at its default, reusing the commands (and their vectors' storage) of
+  // earlier batches: the last batch's list is taken whole, and what it lacks or leaves over moves to or
+  // from the spare commands.
+  void reuse_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
+    if (items.empty()) items.swap(state_.kept_commands);
+    std::vector<CommandRecord>& spare = state_.spare_commands;
+    while (items.size() > count) {
+      spare.push_back(std::move(items.back()));
+      items.pop_back();
+    }
+    while (items.size() < count) {
+      if (spare.empty()) {
+        items.emplace_back();
+      } else {
+        items.push_back(std::move(spare.back()));
+        spare.pop_back();
+      }
+    }
+    for (CommandRecord& command : items) reset_command(command);
+  }
+  static void reset_command(CommandRecord& command) {
+    command.kind = CommandKind::Launch;
+    command.mode = LaunchMode::Normal;
+    command.program = 0;
+    command.executable = 0;
+    command.event = 0;
+    command.source = 0;
+    command.target = 0;
+    command.source_offset = 0;
+    command.target_offset = 0;
+    command.bytes = 0;
+    command.dims = {};
+    command.bindings.clear();
+    command.data.clear();
   }
   QUIESCE_COLD void define_text(const std::byte* start, const char* key, std::uint64_t index, std::string& value) {
     const std::uint64_t known = state_.interned.size();
@@ -510,13 +546,9 @@ void encode_record(EncodeState& state, const Record& record, std::vector<std::by
 }
 
 bool decode_record_body(DecodeState& state, std::uint8_t tag, Record& record, TraceError& error) {
-  // The commands of the record's previous contents keep their storage for the next batch.
+  // The commands of the record's previous contents are kept, whole, for the next batch.
   std::vector<CommandRecord>& commands = record.call.commands;
-  for (CommandRecord& command : commands) {
-    command.bindings.clear();
-    command.data.clear();
-    state.spare_commands.push_back(std::move(command));
-  }
+  if (!commands.empty() && state.kept_commands.empty()) commands.swap(state.kept_commands);
   reset(record);
   if (!kDecoders[tag](state, record, error)) return false;
   state.records++;

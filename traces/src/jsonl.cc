@@ -37,7 +37,7 @@ class JsonOut {
   void call_index(const char* key, std::uint64_t& value) { (*current_)[key] = value; }
   void clock(const char* key, std::uint64_t& value) { (*current_)[key] = value; }
   void text(const char* key, std::string& value) { (*current_)[key] = value; }
-  void bytes(const char* key, std::vector<std::byte>& value) { (*current_)[key] = detail::hex_of(value); }
+  void bytes(const char* key, Payload& value) { (*current_)[key] = detail::hex_of(value.view(scratch_)); }
   void values(const char* key, std::vector<std::uint64_t>& value) { (*current_)[key] = value; }
   template <class T, class F>
   void list(const char* key, std::vector<T>& items, std::uint64_t, F&& each) {
@@ -67,6 +67,7 @@ class JsonOut {
 
  private:
   Json* current_;
+  std::vector<std::byte> scratch_;  // a seeded payload's bytes, made to be written as hexadecimal
 };
 
 class JsonIn {
@@ -131,13 +132,14 @@ class JsonIn {
     if (field->get_ref<const std::string&>().size() > kTextBytesMax) return fail(key, "is longer than the bound " + std::to_string(kTextBytesMax));
     value = field->get<std::string>();
   }
-  void bytes(const char* key, std::vector<std::byte>& value) {
+  void bytes(const char* key, Payload& value) {
     const Json* field = find(key);
     if (field == nullptr) return;
     if (!field->is_string()) return fail(key, "is not a hexadecimal string");
     const auto& hex = field->get_ref<const std::string&>();
     if (hex.size() > 2 * kDataBytesMax) return fail(key, "holds more than " + std::to_string(kDataBytesMax) + " bytes");
-    if (!detail::parse_hex_bytes(hex, value)) return fail(key, "is not an even number of hexadecimal digits");
+    value.clear();
+    if (!detail::parse_hex_bytes(hex, value.expand())) return fail(key, "is not an even number of hexadecimal digits");
   }
   void values(const char* key, std::vector<std::uint64_t>& value) {
     const Json* field = array(key, kValuesMax);

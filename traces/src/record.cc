@@ -3,9 +3,11 @@
 
 #include <array>
 #include <cassert>
+#include <cstring>
 #include <string>
 
 #include "fields.h"
+#include "quiesce/core/seeded_bytes.h"
 
 #ifndef QUIESCE_GIT_COMMIT
 #define QUIESCE_GIT_COMMIT "unknown"
@@ -36,6 +38,46 @@ const OpInfo& info(Op op) {
 }
 
 }  // namespace
+
+std::byte Payload::operator[](std::size_t index) const {
+  assert(index < size());
+  if (!seeded_) return bytes_[index];
+  const std::uint64_t word = seeded_detail::word(seed_, index / 8);
+  return static_cast<std::byte>((word >> (8 * (index % 8))) & 0xFFU);
+}
+
+std::span<const std::byte> Payload::view(std::vector<std::byte>& scratch) const {
+  if (!seeded_) return bytes_;
+  scratch.resize(seeded_size_);
+  fill_seeded_bytes(seed_, scratch);
+  return scratch;
+}
+
+std::vector<std::byte>& Payload::expand() {
+  if (seeded_) {
+    seeded_ = false;
+    bytes_.resize(seeded_size_);
+    fill_seeded_bytes(seed_, bytes_);
+  }
+  return bytes_;
+}
+
+void Payload::assign_seeded(std::uint64_t seed, std::size_t size) {
+  assert(size >= kSeededBytesMin);
+  bytes_.clear();
+  seed_ = seed;
+  seeded_size_ = size;
+  seeded_ = true;
+}
+
+// By content, and never by expanding: bytes match a seed when they are that seed's seeded bytes.
+bool operator==(const Payload& a, const Payload& b) {
+  if (a.size() != b.size()) return false;
+  if (a.seeded_ && b.seeded_) return a.seed_ == b.seed_;
+  if (a.seeded_) return seed_of_seeded_bytes(b.bytes_) == a.seed_;
+  if (b.seeded_) return seed_of_seeded_bytes(a.bytes_) == b.seed_;
+  return a.bytes_.empty() || std::memcmp(a.bytes_.data(), b.bytes_.data(), a.bytes_.size()) == 0;
+}
 
 std::string_view to_string(Op op) {
   if (static_cast<std::size_t>(op) >= kOps.size()) return "unknown-op";

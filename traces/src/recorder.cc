@@ -23,7 +23,7 @@ void record_commands(Batch batch, std::vector<CommandRecord>& commands) {
     for (std::size_t binding = 0; binding < command.bindings.size(); ++binding) {
       record.bindings[binding] = BindingRecord{command.bindings[binding].buffer.id, command.bindings[binding].access};
     }
-    record.data.assign(command.data.begin(), command.data.end());
+    record.data.assign(command.data);
   }
 }
 
@@ -41,9 +41,11 @@ std::uint64_t hash_segments(std::span<const std::span<std::byte>> segments) {
   return digest.value();
 }
 
-void copy_segments(std::span<const std::span<const std::byte>> segments, std::vector<std::byte>& data) {
+void copy_segments(std::span<const std::span<const std::byte>> segments, Payload& data) {
+  if (segments.size() == 1) return data.assign(segments[0]);
   data.clear();
-  for (const auto& segment : segments) data.insert(data.end(), segment.begin(), segment.end());
+  std::vector<std::byte>& bytes = data.expand();
+  for (const auto& segment : segments) bytes.insert(bytes.end(), segment.begin(), segment.end());
 }
 
 void record_device_info(const DeviceInfo& info, CallRecord& call) {

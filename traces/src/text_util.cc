@@ -13,7 +13,7 @@ int hex_digit(char c) {
 
 }  // namespace
 
-std::string hex_of(const std::vector<std::byte>& bytes) {
+std::string hex_of(std::span<const std::byte> bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string hex;
   hex.reserve(bytes.size() * 2);

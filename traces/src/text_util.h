@@ -3,13 +3,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace quiesce::traces::detail {
 
-std::string hex_of(const std::vector<std::byte>& bytes);
+std::string hex_of(std::span<const std::byte> bytes);
 bool parse_hex_bytes(std::string_view hex, std::vector<std::byte>& bytes);
 bool parse_hex64(std::string_view hex, std::uint64_t& value);  // exactly 16 digits
 bool utf8_valid(std::string_view text);

@@ -13,7 +13,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,6 +112,48 @@ struct ErrorValue {
 };
 ErrorValue to_value(const Error& error);
 
+// The bytes of a write, an upload or a launch's parameters. Format version 2 stores seeded bytes
+// (core/seeded_bytes.h) as their seed, and the binary reader keeps them so: a payload holds either its bytes
+// or a seed and a length, and a seed's bytes are made only when a consumer asks for them (view, expand,
+// operator[]), so decoding does not pay for payloads nobody reads (DESIGN §9). Equality is by content: a
+// seed equals the bytes it expands to, however either was made.
+class Payload {
+ public:
+  Payload() = default;
+  Payload(std::initializer_list<std::byte> bytes) : bytes_(bytes) {}
+
+  std::size_t size() const { return seeded_ ? seeded_size_ : bytes_.size(); }
+  bool empty() const { return size() == 0; }
+  // The seed while the payload is held as one; nothing while it holds bytes (seeded or not).
+  std::optional<std::uint64_t> held_seed() const {
+    return seeded_ ? std::optional<std::uint64_t>(seed_) : std::nullopt;
+  }
+  std::byte operator[](std::size_t index) const;  // byte `index` < size(), made from the seed when one is held
+  // The bytes: those held, or a held seed's expanded into `scratch` (the payload itself is not changed).
+  std::span<const std::byte> view(std::vector<std::byte>& scratch) const;
+  // Turns a held seed into its bytes, then hands the bytes out to be read or changed in place.
+  std::vector<std::byte>& expand();
+
+  void clear() {
+    bytes_.clear();
+    seeded_ = false;
+  }
+  void assign(std::span<const std::byte> bytes) {
+    seeded_ = false;
+    bytes_.assign(bytes.begin(), bytes.end());
+  }
+  // The seeded bytes of `seed`, `size` (at least kSeededBytesMin) of them, held as the seed.
+  void assign_seeded(std::uint64_t seed, std::size_t size);
+
+  friend bool operator==(const Payload& a, const Payload& b);
+
+ private:
+  std::vector<std::byte> bytes_;  // empty while a seed is held (its storage is kept for reuse)
+  std::uint64_t seed_ = 0;
+  std::size_t seeded_size_ = 0;
+  bool seeded_ = false;
+};
+
 struct BindingRecord {
   std::uint64_t buffer = 0;
   Access access = Access::Read;
@@ -131,7 +175,7 @@ struct CommandRecord {
   std::uint64_t bytes = 0;
   LaunchDims dims = {};
   std::vector<BindingRecord> bindings;
-  std::vector<std::byte> data;  // launch parameters or upload bytes
+  Payload data;  // launch parameters or upload bytes
 
   friend bool operator==(const CommandRecord&, const CommandRecord&) = default;
 };
@@ -156,7 +200,7 @@ struct CallRecord {
   std::uint64_t invocation = 0;
   std::vector<CommandRecord> commands;  // submit, capture
   std::vector<std::uint64_t> layout;    // install_pools: block sizes
-  std::vector<std::byte> data;          // write_buffer: the bytes written
+  Payload data;                         // write_buffer: the bytes written
   // ---- result ----
   std::uint8_t status = 0;  // read by status_kind(op)
   bool has_error = false;

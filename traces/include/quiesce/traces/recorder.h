@@ -35,7 +35,7 @@ namespace detail {
 void record_commands(Batch batch, std::vector<CommandRecord>& commands);
 std::uint64_t hash_segments(std::span<const std::span<const std::byte>> segments);
 std::uint64_t hash_segments(std::span<const std::span<std::byte>> segments);
-void copy_segments(std::span<const std::span<const std::byte>> segments, std::vector<std::byte>& data);
+void copy_segments(std::span<const std::span<const std::byte>> segments, Payload& data);
 void record_device_info(const DeviceInfo& info, CallRecord& call);
 void record_memory_report(const MemoryReport& report, CallRecord& call);
 }  // namespace detail
