@@ -136,8 +136,10 @@ void Engine<B, E>::retire_submission_locked(std::uint64_t serial, Submission& su
     typename FateMap::node_type node = fates_.extract(fates_.begin());
     node.key() = serial;
     node.mapped() = record;
-    auto inserted = fates_.insert(std::move(node));
-    if (!inserted.inserted) inserted.position->second = record;
+    // Serials retire mostly in order, so the end is the place to look first; a node whose key is already
+    // there stays in `node` (the insert did not take it) and the existing record is overwritten instead.
+    auto position = fates_.insert(fates_.end(), std::move(node));
+    if (!node.empty()) position->second = record;  // NOLINT(bugprone-use-after-move): kept on a failed insert
   } else {
     fates_.insert_or_assign(fates_.end(), serial, record);
   }

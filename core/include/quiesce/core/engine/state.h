@@ -43,6 +43,7 @@ struct BufferSlot {
   BufferRequest request;
   std::uint64_t charged_bytes = 0;
   std::vector<BufferUse> uses;  // submissions whose events are not destroyed yet
+  std::vector<std::uint32_t> uses_per_queue;  // of `uses`, how many each queue has (indexed by queue)
   std::uint32_t graph_pins = 0;
   bool release_requested = false;
   RetryState retry;

@@ -131,6 +131,9 @@ void Engine<B, E>::add_dependencies_locked(QueueIndex queue, std::span<const Sub
   for (const engine_detail::BufferAccess& use : batch.uses) {
     if (!use.reads && !use.writes) continue;
     const BufferSlot& slot = buffers_.at(use.buffer);
+    // When every unfinished use is this queue's own, stream order covers them all: nothing to scan.
+    const std::uint32_t own = queue < slot.uses_per_queue.size() ? slot.uses_per_queue[queue] : 0;
+    if (own == slot.uses.size()) continue;
     for (const engine_detail::BufferUse& earlier : slot.uses) {
       const bool conflicts = earlier.writes || (use.writes && earlier.reads);
       // Work of the same queue is ordered already; the queue test spares the lookup of most uses.
@@ -155,6 +158,8 @@ void Engine<B, E>::pin_locked(std::uint64_t serial, Submission& submission, cons
     // The serial is new, so a use of it can only be one this loop appended: the last of the slot's uses.
     if (slot.uses.empty() || slot.uses.back().submission != serial) {
       slot.uses.push_back(engine_detail::BufferUse{serial, submission.queue, use.reads, use.writes});
+      if (slot.uses_per_queue.size() <= submission.queue) slot.uses_per_queue.resize(submission.queue + 1U, 0);
+      slot.uses_per_queue[submission.queue]++;
       submission.buffers.push_back(use.buffer);
     } else {
       slot.uses.back().reads = slot.uses.back().reads || use.reads;
@@ -178,10 +183,14 @@ void Engine<B, E>::pin_locked(std::uint64_t serial, Submission& submission, cons
 template <Backend B, Env E>
 void Engine<B, E>::unpin_locked(std::uint64_t serial, Submission& submission) {
   for (const std::uint64_t buffer : submission.buffers) {
-    auto& uses = buffers_.at(buffer).uses;
+    BufferSlot& slot = buffers_.at(buffer);
+    auto& uses = slot.uses;
+    const std::size_t before = uses.size();
     uses.erase(std::remove_if(uses.begin(), uses.end(),
                               [&](const engine_detail::BufferUse& use) { return use.submission == serial; }),
                uses.end());
+    assert(before - uses.size() <= slot.uses_per_queue.at(submission.queue));
+    slot.uses_per_queue[submission.queue] -= static_cast<std::uint32_t>(before - uses.size());
   }
   for (const std::uint64_t program : submission.programs) {
     assert(programs_.at(program).submission_pins > 0);
