@@ -41,6 +41,36 @@ TEST(TraceFormat, BinaryRoundTripIsExact) {
   EXPECT_EQ(encode_binary(decoded.value()), bytes);
 }
 
+// The reader clears only what the previous record's decoder wrote: after any record, the next one decodes to
+// exactly its original, the part its kind does not use included (Record's equality does not look there).
+TEST(TraceFormat, TheReadersRecordHoldsOnlyTheCurrentRecord) {
+  const Trace sample = testing::sample_trace();
+  std::size_t pairs = 0;
+  for (const Record& first : sample.records) {
+    for (const Record& second : sample.records) {
+      Trace pair;
+      pair.header = sample.header;
+      pair.records = {first, second};
+      const std::vector<std::byte> bytes = encode_binary(pair);
+      TraceResult<BinaryReader> reader = BinaryReader::open(bytes);
+      ASSERT_TRUE(reader.ok()) << reader.error().message();
+      ASSERT_TRUE(reader->next().ok());
+      const TraceResult<const Record*> decoded = reader->next();
+      ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+      ASSERT_NE(decoded.value(), nullptr);
+      const Record& record = *decoded.value();
+      ASSERT_EQ(record.kind, second.kind);
+      EXPECT_TRUE(record.call == second.call) << describe_record(first) << " then " << describe_record(second);
+      EXPECT_TRUE(record.note == second.note) << describe_record(first) << " then " << describe_record(second);
+      const TraceResult<const Record*> end = reader->next();
+      ASSERT_TRUE(end.ok()) << end.error().message();
+      EXPECT_EQ(end.value(), nullptr);
+      ++pairs;
+    }
+  }
+  EXPECT_EQ(pairs, sample.records.size() * sample.records.size());
+}
+
 TEST(TraceFormat, JsonLinesRoundTripIsLosslessAndKeepsTheDigest) {
   const Trace trace = testing::sample_trace();
   const std::string text = encode_jsonl(trace);

@@ -163,9 +163,9 @@ TraceResult<BinaryReader> BinaryReader::open(std::span<const std::byte> bytes) {
 
 std::uint64_t BinaryReader::records_read() const { return state_->records; }
 
-TraceResult<bool> BinaryReader::next(Record& record) {
+TraceResult<const Record*> BinaryReader::next() {
   detail::DecodeState& state = *state_;
-  if (state.done) return false;
+  if (state.done) return nullptr;
   const auto offset = [&state](const std::byte* at) { return static_cast<std::uint64_t>(at - state.begin); };
   if (state.cursor == state.end) {
     return TraceError{"the trace is truncated after record " + std::to_string(state.records) + ": the footer is missing",
@@ -176,9 +176,8 @@ TraceResult<bool> BinaryReader::next(Record& record) {
   }
   const auto tag = static_cast<std::uint8_t>(*state.cursor++);
   if (tag != detail::kEndTag) {
-    TraceError error;
-    if (!detail::decode_record_body(state, tag, record, error)) return error;
-    return true;
+    if (!detail::decode_record_body(state, tag, state.error)) [[unlikely]] return state.error;
+    return &state.record;
   }
   // The footer: record count and digest, then nothing.
   const std::byte* footer_at = state.cursor - 1;
@@ -216,7 +215,7 @@ TraceResult<bool> BinaryReader::next(Record& record) {
   }
   footer_ = TraceFooter{count, stored_digest};
   state.done = true;
-  return false;
+  return nullptr;
 }
 
 // ---- whole traces ----
@@ -233,15 +232,14 @@ TraceResult<Trace> decode_binary(std::span<const std::byte> bytes) {
   BinaryReader reader = std::move(opened).value();
   Trace trace;
   trace.header = reader.header();
-  Record record;
   for (std::uint64_t index = 0; index <= kRecordsMax; ++index) {
-    TraceResult<bool> more = reader.next(record);
-    if (!more.ok()) return more.error();
-    if (!more.value()) {
+    TraceResult<const Record*> next = reader.next();
+    if (!next.ok()) return next.error();
+    if (next.value() == nullptr) {
       trace.footer = reader.footer();
       return trace;
     }
-    trace.records.push_back(record);
+    trace.records.push_back(*next.value());
   }
   return TraceError{"the trace has more than " + std::to_string(kRecordsMax) + " records", TraceError::Where::Record, kRecordsMax};
 }

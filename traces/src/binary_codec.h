@@ -48,6 +48,11 @@ struct DecodeState {
   // whole list of the last batch, and single commands that a shorter batch left over.
   std::vector<CommandRecord> kept_commands;
   std::vector<CommandRecord> spare_commands;
+  // The record the reader hands out, and the tag it was decoded from (kEndTag: it holds only defaults).
+  // Before the next record is decoded into it, only the fields that tag's decoder wrote are cleared.
+  Record record;
+  std::uint8_t record_tag = kEndTag;
+  TraceError error;  // why the last record was refused (built only then)
   bool done = false;
 };
 
@@ -65,7 +70,8 @@ inline std::int64_t unzigzag(std::uint64_t value) {
 // Appends one record's encoding (tag included) to `out`.
 void encode_record(EncodeState& state, const Record& record, std::vector<std::byte>& out);
 
-// Decodes the record after the tag that was already read. False with `error` set on bad input.
-bool decode_record_body(DecodeState& state, std::uint8_t tag, Record& record, TraceError& error);
+// Decodes the record after the tag that was already read into `state.record`. False with `error` set on bad
+// input; the record then holds only defaults.
+bool decode_record_body(DecodeState& state, std::uint8_t tag, TraceError& error);
 
 }  // namespace quiesce::traces::detail

@@ -482,6 +482,89 @@ class BinaryIn {
   bool failed_ = false;
 };
 
+// Puts back to their defaults exactly the fields that one op's (or note kind's) field list holds, so that
+// decoding the next record into the same object costs what the last record wrote, not the whole struct.
+// A list of commands is handed to the decode state whole, for the next batch to reuse.
+class ClearFields {
+ public:
+  explicit ClearFields(DecodeState& state) : state_(state) {}
+
+  QUIESCE_HOT void u8(const char*, std::uint8_t& value, std::uint8_t) { value = 0; }
+  QUIESCE_HOT void u32(const char*, std::uint32_t& value) { value = 0; }
+  QUIESCE_HOT void u64(const char*, std::uint64_t& value) { value = 0; }
+  QUIESCE_HOT void i32(const char*, std::int32_t& value) { value = 0; }
+  QUIESCE_HOT void fixed64(const char*, std::uint64_t& value) { value = 0; }
+  QUIESCE_HOT void flag(const char*, bool& value) { value = false; }
+  template <class E>
+  QUIESCE_HOT void enumeration(const char*, E& value, std::uint8_t) {
+    value = E{};
+  }
+  QUIESCE_HOT void id(const char*, HandleKind, std::uint64_t& value) { value = 0; }
+  QUIESCE_HOT void call_index(const char*, std::uint64_t& value) { value = 0; }
+  QUIESCE_HOT void clock(const char*, std::uint64_t& value) { value = 0; }
+  QUIESCE_HOT void text(const char*, std::string& value) { value.clear(); }
+  QUIESCE_HOT void bytes(const char*, Payload& value) { value.clear(); }
+  QUIESCE_HOT void values(const char*, std::vector<std::uint64_t>& value) { value.clear(); }
+  template <class T, class F>
+  QUIESCE_HOT void list(const char*, std::vector<T>& items, std::uint64_t, F&&) {
+    if constexpr (std::is_same_v<T, CommandRecord>) {
+      if (state_.kept_commands.empty()) {
+        items.swap(state_.kept_commands);
+        return;
+      }
+    }
+    items.clear();
+  }
+  template <class F>
+  QUIESCE_HOT void object(const char*, F&& body) {
+    body();
+  }
+  // The presence flags decide which fields follow, so they are cleared last (clear_call).
+  QUIESCE_HOT void status(Op, std::uint8_t&, bool&, bool&, bool&) {}
+
+ private:
+  DecodeState& state_;
+};
+
+using RecordClearer = void (*)(DecodeState&, Record&);
+
+template <Op kOp>
+void clear_call(DecodeState& state, Record& record) {
+  CallRecord& call = record.call;
+  ClearFields visitor(state);
+  visit_call(visitor, call, kOp);
+  call.op = Op::DeviceInfo;
+  call.status = 0;
+  call.has_error = false;
+  call.error.kind = ErrorKind::Internal;  // the one field whose default is not its zero
+  call.timing.reset();
+}
+
+template <RecordKind kKind>
+void clear_note(DecodeState& state, Record& record) {
+  ClearFields visitor(state);
+  visit_note(visitor, kKind, record.note);
+  record.kind = RecordKind::Call;
+}
+
+void clear_nothing(DecodeState&, Record&) {}
+
+// The clearer of every tag a record can have been decoded from; kEndTag and unknown tags leave defaults.
+constexpr std::array<RecordClearer, 256> kClearers = [] {
+  std::array<RecordClearer, 256> table{};
+  for (RecordClearer& clearer : table) clearer = clear_nothing;
+  table[static_cast<std::size_t>(RecordKind::Fault)] = clear_note<RecordKind::Fault>;
+  table[static_cast<std::size_t>(RecordKind::Schedule)] = clear_note<RecordKind::Schedule>;
+  table[static_cast<std::size_t>(RecordKind::Clock)] = clear_note<RecordKind::Clock>;
+  table[static_cast<std::size_t>(RecordKind::Finding)] = clear_note<RecordKind::Finding>;
+  table[static_cast<std::size_t>(RecordKind::Violation)] = clear_note<RecordKind::Violation>;
+#define QUIESCE_TRACE_OP_CLEARER(name, text, subject, result) \
+  table[kCallTag + static_cast<std::size_t>(Op::name)] = clear_call<Op::name>;
+  QUIESCE_TRACE_OPS(QUIESCE_TRACE_OP_CLEARER)
+#undef QUIESCE_TRACE_OP_CLEARER
+  return table;
+}();
+
 using RecordDecoder = bool (*)(DecodeState&, Record&, TraceError&);
 
 template <Op kOp>
@@ -545,12 +628,18 @@ void encode_record(EncodeState& state, const Record& record, std::vector<std::by
   state.records++;
 }
 
-bool decode_record_body(DecodeState& state, std::uint8_t tag, Record& record, TraceError& error) {
-  // The commands of the record's previous contents are kept, whole, for the next batch.
-  std::vector<CommandRecord>& commands = record.call.commands;
-  if (!commands.empty() && state.kept_commands.empty()) commands.swap(state.kept_commands);
-  reset(record);
-  if (!kDecoders[tag](state, record, error)) return false;
+bool decode_record_body(DecodeState& state, std::uint8_t tag, TraceError& error) {
+  Record& record = state.record;
+  kClearers[state.record_tag](state, record);
+  state.record_tag = kEndTag;
+  if (!kDecoders[tag](state, record, error)) [[unlikely]] {
+    // Whatever the refused record had filled in goes; the commands' storage is kept.
+    std::vector<CommandRecord>& commands = record.call.commands;
+    if (!commands.empty() && state.kept_commands.empty()) commands.swap(state.kept_commands);
+    reset(record);
+    return false;
+  }
+  state.record_tag = tag;
   state.records++;
   return true;
 }

@@ -63,7 +63,8 @@ class BinaryWriter final : public TraceSink {
   bool finished_ = false;
 };
 
-// Decodes one record at a time into the caller's Record, reusing its storage.
+// Decodes one record at a time into a record it holds, reusing that record's storage: decoding a record
+// costs what its own fields cost, not a whole Record's worth of clearing and allocation.
 class BinaryReader {
  public:
   static TraceResult<BinaryReader> open(std::span<const std::byte> bytes);
@@ -72,8 +73,9 @@ class BinaryReader {
   ~BinaryReader();
 
   const TraceHeader& header() const { return header_; }
-  // True: `record` holds the next record. False: the footer was reached and checked against the records.
-  TraceResult<bool> next(Record& record);
+  // The next record, held by the reader and valid until the next call; null once the footer was reached and
+  // checked against the records.
+  TraceResult<const Record*> next();
   const TraceFooter& footer() const { return footer_; }
   std::uint64_t records_read() const;
 
