@@ -20,7 +20,9 @@
 // Events are drained in bulk outside the timed region, so neither side pays for completion polling.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -246,6 +248,129 @@ void BM_EngineSubmitWhenNeededOnDemand(benchmark::State& state) {
   engine_submit(state, cuda::CompletionSignal::OnDemand, SubmitProgress::WhenNeeded);
 }
 
+// The three submit paths interleaved in one loop: raw cuLaunchKernel, cuda::Device::submit and
+// Engine::submit (WhenNeeded, over the device's OnDemand completion), all on one device. Each iteration is a
+// round of three chunks of 16 batches, one per path, in an order that rotates from round to round, each
+// chunk timed on its own; every 32 rounds all three are drained outside the timed chunks. A change in the
+// virtual machine's launch rate then moves all three alike, where separate benchmarks run seconds apart
+// see it as overhead. Counters: host ns per launch of each path (sums over all rounds), the ratios of the
+// sums to raw, and the medians of the per-round ratios.
+void submit_interleaved(benchmark::State& state) {
+  constexpr cuda::CompletionSignal kCompletion = cuda::CompletionSignal::OnDemand;
+  if (skip_without_gpu(state, kCompletion)) return;
+  Bench& b = bench(kCompletion);
+  const cuda::DriverFunctions& f = b.device->driver().api();
+  CUfunction function = b.device->native_function(b.fill);
+  CUstream stream = b.device->native_stream(b.queue);
+  std::array<std::byte, 20> parameters{};
+  const std::uint64_t pair[2] = {b.device->native_pointer(b.buffer), kKernelBytes};
+  std::memcpy(parameters.data(), pair, 16);
+  std::memcpy(parameters.data() + 16, kValue.data(), 4);
+  std::size_t parameter_bytes = parameters.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, parameters.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &parameter_bytes,
+                   CU_LAUNCH_PARAM_END};
+  const auto launches = static_cast<std::size_t>(state.range(0));
+  const std::array<Binding, 1> device_binding = {Binding{b.buffer.ref(), Access::Write}};
+  const std::vector<Command> device_batch(launches, Command::launch(b.fill.ref(), small_dims(), device_binding, kValue));
+
+  RealEnv env;
+  EngineOptions options;
+  options.submit_progress = SubmitProgress::WhenNeeded;
+  options.queue_count = 1;
+  options.memory_budget_bytes = 64ULL << 20U;
+  Engine<cuda::Device, RealEnv> engine(*b.device, env, options);
+  if (!engine.open().ok()) {
+    state.SkipWithError("the engine did not open");
+    return;
+  }
+  Result<BufferId> buffer = engine.create_buffer(BufferRequest{kKernelBytes, kAllBufferUsage});
+  Result<ProgramId> fill = engine.load_program(ArtifactRef{"fill", ArtifactFormat::Builtin, {}, 1U << 20});
+  if (!buffer.ok() || !fill.ok()) {
+    state.SkipWithError("the engine's buffer or program failed");
+    return;
+  }
+  const std::array<EngineBinding, 1> engine_binding = {EngineBinding{*buffer, Access::Write}};
+  const std::vector<EngineOp> engine_batch(launches, EngineOp::launch(*fill, small_dims(), engine_binding, kValue));
+
+  constexpr int kChunk = 16;
+  constexpr int kRoundsPerDrain = 32;
+  std::vector<Event> events;
+  events.reserve(kChunk * kRoundsPerDrain);
+  bool failed = false;
+  const auto raw_chunk = [&] {
+    for (int batch = 0; batch < kChunk; ++batch) {
+      for (std::size_t index = 0; index < launches; ++index) {
+        failed |= f.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, nullptr, extra) != CUDA_SUCCESS;
+      }
+    }
+  };
+  const auto device_chunk = [&] {
+    for (int batch = 0; batch < kChunk; ++batch) {
+      SubmitResult submitted = b.device->submit(b.queue, device_batch, {});
+      failed |= submitted.status != SubmitStatus::Submitted;
+      events.push_back(std::move(submitted.event));
+    }
+  };
+  const auto engine_chunk = [&] {
+    for (int batch = 0; batch < kChunk; ++batch) failed |= !engine.submit(0, engine_batch).ok();
+  };
+  using Clock = std::chrono::steady_clock;
+  const auto timed = [](auto&& chunk) {
+    const Clock::time_point start = Clock::now();
+    chunk();
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+  };
+  std::array<std::uint64_t, 3> totals{};
+  std::vector<double> device_ratios;
+  std::vector<double> engine_ratios;
+  std::uint64_t rounds = 0;
+  for (auto _ : state) {
+    std::array<std::uint64_t, 3> ns{};
+    for (std::uint64_t slot = 0; slot < 3; ++slot) {
+      const std::uint64_t path = (slot + rounds) % 3;
+      if (path == 0) ns[0] = timed(raw_chunk);
+      if (path == 1) ns[1] = timed(device_chunk);
+      if (path == 2) ns[2] = timed(engine_chunk);
+    }
+    if (failed) {
+      state.SkipWithError("a launch or submit failed");
+      break;
+    }
+    for (std::size_t path = 0; path < 3; ++path) totals[path] += ns[path];
+    device_ratios.push_back(static_cast<double>(ns[1]) / static_cast<double>(ns[0]));
+    engine_ratios.push_back(static_cast<double>(ns[2]) / static_cast<double>(ns[0]));
+    if (++rounds % kRoundsPerDrain == 0) {
+      state.PauseTiming();
+      (void)f.cuStreamSynchronize(stream);
+      drain(events, kCompletion);
+      (void)engine.sync(kWaitNs);
+      state.ResumeTiming();
+    }
+  }
+  (void)f.cuStreamSynchronize(stream);
+  drain(events, kCompletion);
+  (void)engine.sync(kWaitNs);
+  (void)engine.release(*buffer);
+  (void)engine.release(*fill);
+  (void)engine.shutdown(kWaitNs);
+  if (rounds == 0) return;
+  const auto median = [](std::vector<double>& values) {
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+    return values[values.size() / 2];
+  };
+  const double per_launch = static_cast<double>(rounds * kChunk * launches);
+  state.counters["raw_ns_per_launch"] = static_cast<double>(totals[0]) / per_launch;
+  state.counters["device_ns_per_launch"] = static_cast<double>(totals[1]) / per_launch;
+  state.counters["engine_ns_per_launch"] = static_cast<double>(totals[2]) / per_launch;
+  state.counters["device_over_raw"] = static_cast<double>(totals[1]) / static_cast<double>(totals[0]);
+  state.counters["engine_over_raw"] = static_cast<double>(totals[2]) / static_cast<double>(totals[0]);
+  state.counters["device_over_raw_median"] = median(device_ratios);
+  state.counters["engine_over_raw_median"] = median(engine_ratios);
+  state.counters["rounds"] = static_cast<double>(rounds);
+}
+
+void BM_SubmitInterleaved(benchmark::State& state) { submit_interleaved(state); }
+
 constexpr std::size_t kGraphKernels = 1000;
 
 // The small kernels of the graph pairs: the 64-byte fill of the submit benchmarks (32 threads), and an
@@ -424,6 +549,7 @@ void BM_RawGraphThousandKernels(benchmark::State& state) { raw_thousand(state, t
 void BM_RawEagerThousandEmptyKernels(benchmark::State& state) { raw_thousand(state, false, SmallKernel::Empty); }
 void BM_RawGraphThousandEmptyKernels(benchmark::State& state) { raw_thousand(state, true, SmallKernel::Empty); }
 
+BENCHMARK(BM_SubmitInterleaved)->Arg(1)->Arg(64)->UseRealTime()->MinTime(3.0);
 BENCHMARK(BM_DeviceSubmit)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_DeviceSubmitOnDemand)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EngineSubmitOnDemand)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
