@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "exit_status.h"
 #include "plan_option.h"
+#include "workload_probes.h"
 #include "quiesce/core/digest.h"
 #include "quiesce/properties/cases.h"
 
@@ -37,19 +38,6 @@ bool write_file(const std::filesystem::path& path, const std::string& text, std:
     return false;
   }
   return true;
-}
-
-// quiesce::Engine offers no cancellation (docs/engine.md), so the engine workload cannot win one: this probe
-// belongs to the raw workload, which cancels (docs/properties.md, "Coverage probes").
-constexpr std::string_view kRawOnlyProbe = "cancellation won";
-// The raw workload drives the Backend directly: it has no engine whose submit could leave completions.
-constexpr std::string_view kEngineOnlyProbe = "submit left its completions to a later call";
-
-std::vector<std::string> probes_for(const std::string& workload) {
-  std::vector<std::string> probes = properties::standard_probes();
-  if (workload == "engine") std::erase(probes, std::string(kRawOnlyProbe));
-  if (workload == "raw") std::erase(probes, std::string(kEngineOnlyProbe));
-  return probes;
 }
 
 std::string shard_suffix(const properties::Shard& shard) {
@@ -94,11 +82,7 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
   const properties::CampaignReport report = properties::run_campaign(
       options, [&case_options](std::uint64_t seed) { return properties::run_case(seed, case_options); });
   properties::print_summary(report, out);
-  if (flags.workload == "engine") {
-    out << "  not a probe of the engine workload: " << kRawOnlyProbe << " (quiesce::Engine offers no cancellation)\n";
-  } else if (flags.workload == "raw") {
-    out << "  not a probe of the raw workload: " << kEngineOnlyProbe << " (it drives no engine)\n";
-  }
+  print_probe_scope(flags.workload, out);
   const std::filesystem::path folder(flags.out);
   const std::string suffix = shard_suffix(shard.value());
   if (!write_file(folder / ("summary" + suffix + ".json"), properties::to_json(report).dump(2) + "\n", err) ||

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "exit_status.h"
 #include "plan_option.h"
+#include "workload_probes.h"
 #include "quiesce/core/digest.h"
 #include "quiesce/properties/cases.h"
 #include "quiesce/properties/record_case.h"
@@ -122,11 +123,12 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
   campaign.name = "run";
   campaign.seeds = seeds.value();
   campaign.jobs = options.jobs;
-  campaign.probes_expected = properties::standard_probes();
+  campaign.probes_expected = probes_for(options.workload);
   campaign.progress = &out;
   const properties::CampaignReport report =
       properties::run_campaign(campaign, [&case_options](std::uint64_t seed) { return properties::run_case(seed, case_options); });
   properties::print_summary(report, out);
+  print_probe_scope(options.workload, out);
   std::uint64_t violations = 0;
   std::uint64_t findings = 0;
   Digest digest;
