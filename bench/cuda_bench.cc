@@ -26,6 +26,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "quiesce/core.h"
@@ -476,6 +477,85 @@ void BM_GraphThousandKernels(benchmark::State& state) { graph_thousand(state, Sm
 void BM_EagerThousandEmptyKernels(benchmark::State& state) { eager_thousand(state, SmallKernel::Empty); }
 void BM_GraphThousandEmptyKernels(benchmark::State& state) { graph_thousand(state, SmallKernel::Empty); }
 
+// Eager batches and graph replays of the same 1,000 kernels alternated in one loop, each waited and timed
+// on its own (the eager one first in even rounds, the replay first in odd ones), so that both see the same
+// host launch rate. Counters: microseconds per eager batch and per replay (sums over all rounds), the
+// speed-up of the sums and the median of the per-round speed-ups.
+void thousand_interleaved(benchmark::State& state, SmallKernel kernel) {
+  if (skip_without_gpu(state)) return;
+  Bench& b = bench();
+  ThousandKernels kernels = thousand_kernels(b, kernel);
+  if (kernels.batch.empty()) {
+    state.SkipWithError("the delay kernel did not load");
+    return;
+  }
+  if (!b.device->begin_capture(b.queue).ok() || !b.device->capture(b.queue, kernels.batch).ok()) {
+    (void)b.device->end_capture(b.queue);
+    release_kernels(b, kernels);
+    state.SkipWithError("capturing 1,000 launches failed");
+    return;
+  }
+  Result<Executable> executable = b.device->end_capture(b.queue);
+  if (!executable.ok()) {
+    release_kernels(b, kernels);
+    state.SkipWithError("end_capture failed");
+    return;
+  }
+  const std::array<Command, 1> replay = {Command::replay(executable->ref())};
+  bool failed = false;
+  const auto run = [&](std::span<const Command> commands) {
+    SubmitResult submitted = b.device->submit(b.queue, commands, {});
+    const WaitResult waited = b.device->wait_event(submitted.event, kWaitNs);
+    failed |= submitted.status != SubmitStatus::Submitted || !waited.ok();
+    (void)b.device->destroy_event(std::move(submitted.event));
+  };
+  for (int warm = 0; warm < 3; ++warm) {
+    run(kernels.batch);
+    run(replay);
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto timed = [&](std::span<const Command> commands) {
+    const Clock::time_point start = Clock::now();
+    run(commands);
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+  };
+  std::uint64_t eager_ns = 0;
+  std::uint64_t graph_ns = 0;
+  std::vector<double> speedups;
+  std::uint64_t rounds = 0;
+  for (auto _ : state) {
+    std::uint64_t eager = 0;
+    std::uint64_t graph = 0;
+    if (rounds % 2 == 0) {
+      eager = timed(kernels.batch);
+      graph = timed(replay);
+    } else {
+      graph = timed(replay);
+      eager = timed(kernels.batch);
+    }
+    if (failed) {
+      state.SkipWithError("a batch or a replay did not complete");
+      break;
+    }
+    eager_ns += eager;
+    graph_ns += graph;
+    speedups.push_back(static_cast<double>(eager) / static_cast<double>(graph));
+    ++rounds;
+  }
+  (void)b.device->destroy_executable(std::move(executable).value());
+  release_kernels(b, kernels);
+  if (rounds == 0 || graph_ns == 0) return;
+  std::nth_element(speedups.begin(), speedups.begin() + static_cast<std::ptrdiff_t>(speedups.size() / 2), speedups.end());
+  state.counters["eager_us"] = static_cast<double>(eager_ns) / static_cast<double>(rounds) / 1000.0;
+  state.counters["graph_us"] = static_cast<double>(graph_ns) / static_cast<double>(rounds) / 1000.0;
+  state.counters["speedup"] = static_cast<double>(eager_ns) / static_cast<double>(graph_ns);
+  state.counters["speedup_median"] = speedups[speedups.size() / 2];
+  state.counters["rounds"] = static_cast<double>(rounds);
+}
+
+void BM_ThousandKernelsInterleaved(benchmark::State& state) { thousand_interleaved(state, SmallKernel::Fill); }
+void BM_ThousandEmptyKernelsInterleaved(benchmark::State& state) { thousand_interleaved(state, SmallKernel::Empty); }
+
 // The same pairs straight through the driver: 1,000 cuLaunchKernel then cuStreamSynchronize, against one
 // cuGraphLaunch of those 1,000 captured (uploaded with cuGraphUpload and replayed 3 times before timing).
 void raw_thousand(benchmark::State& state, bool graph, SmallKernel kernel) {
@@ -559,6 +639,8 @@ BENCHMARK(BM_EngineSubmitWhenNeededOnDemand)->Arg(1)->Arg(64)->UseRealTime()->Mi
 BENCHMARK(BM_RawLaunch)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_RawLaunchAndRecord)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_RawLaunchAndWriteValue)->Arg(1)->Arg(64)->UseRealTime()->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_ThousandKernelsInterleaved)->UseRealTime()->MinTime(3.0);
+BENCHMARK(BM_ThousandEmptyKernelsInterleaved)->UseRealTime()->MinTime(3.0);
 BENCHMARK(BM_EagerThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
 BENCHMARK(BM_GraphThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);
 BENCHMARK(BM_RawEagerThousandKernels)->UseRealTime()->MinTime(0.5)->Repetitions(10)->ReportAggregatesOnly(true);

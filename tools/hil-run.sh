@@ -64,6 +64,9 @@ step() { echo "=== $* ($(date -u +%H:%M:%S))"; }
 import json, re, sys
 rows = {}
 for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    if "Interleaved" in b["run_name"] and "rounds" not in b:
+        print(f"{b['run_name']}: {b.get('error_message', 'no figures')}")
+        continue
     if b["run_name"].startswith("BM_SubmitInterleaved/"):
         n = b["run_name"].split("/")[1]
         print(f"batch {n}, interleaved in one loop ({b['rounds']:.0f} rounds of 16 batches per path): host ns per launch "
@@ -71,6 +74,12 @@ for b in json.load(open(sys.argv[1]))["benchmarks"]:
               f"Engine::submit (WhenNeeded) {b['engine_ns_per_launch']:.0f}; Device/raw {b['device_over_raw']:.3f} "
               f"(median of rounds {b['device_over_raw_median']:.3f}), Engine/raw {b['engine_over_raw']:.3f} "
               f"(median of rounds {b['engine_over_raw_median']:.3f})")
+        continue
+    if "KernelsInterleaved" in b["run_name"]:
+        kind = "empty" if "Empty" in b["run_name"] else "64-byte fill"
+        print(f"1000 {kind} kernels through cuda::Device, eager and graph alternated ({b['rounds']:.0f} rounds): "
+              f"eager {b['eager_us']:.0f} us, graph {b['graph_us']:.0f} us, speed-up {b['speedup']:.2f}x "
+              f"(median of rounds {b['speedup_median']:.2f}x)")
         continue
     if b.get("aggregate_name") != "median":
         continue
@@ -121,4 +130,4 @@ PY
     echo "exit status $?"
   fi
 } >"$out/hil.log" 2>&1
-tail -n 3 "$out/tests.log" "$out/conformance.log" "$out/sanitizer.log"; cat "$out/bench.txt" | tail -n 16
+tail -n 3 "$out/tests.log" "$out/conformance.log" "$out/sanitizer.log"; cat "$out/bench.txt" | tail -n 18
