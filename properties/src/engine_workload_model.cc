@@ -1,11 +1,35 @@
 // The engine workload's host model of every buffer's bytes, and the printing of a workload result.
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstring>
 
 #include "quiesce/properties/engine_workload.h"
 
 namespace quiesce::properties {
+namespace {
+
+// `known` holds one 0 or 1 per byte, so eight of them read as one word are 0x01 per known byte: the known
+// bytes of a word are the sum of its bytes, and times 0xFF it is the mask of its known bytes.
+constexpr std::uint32_t kWordKnown = 0x01010101U;
+
+std::uint32_t load_word(const std::uint8_t* bytes) {
+  std::uint32_t word = 0;
+  std::memcpy(&word, bytes, sizeof word);
+  return word;
+}
+
+std::uint64_t load_chunk(const void* bytes) {
+  std::uint64_t chunk = 0;
+  std::memcpy(&chunk, bytes, sizeof chunk);
+  return chunk;
+}
+
+bool all_known(const std::vector<std::uint8_t>& known, std::uint64_t begin, std::uint64_t end) {
+  return std::memchr(known.data() + begin, 0, end - begin) == nullptr;
+}
+
+}  // namespace
 
 EngineHostModel::Content* EngineHostModel::find(std::uint64_t buffer) {
   for (auto& [id, content] : buffers_) {
@@ -21,21 +45,36 @@ bool EngineHostModel::contains(std::uint64_t buffer) const {
 void EngineHostModel::add(std::uint64_t buffer, std::uint64_t bytes, std::span<const std::byte> content) {
   assert(!contains(buffer));
   assert(content.size() <= bytes);
+  // A removed buffer's storage is reused, so that a steady churn of imports and releases allocates nothing.
   Content added;
+  if (!spare_.empty()) {
+    added = std::move(spare_.back());
+    spare_.pop_back();
+  }
   added.bytes.assign(bytes, 0);
   added.known.assign(bytes, 0);
-  for (std::size_t index = 0; index < content.size(); ++index) {
-    added.bytes[index] = static_cast<std::uint8_t>(content[index]);
-    added.known[index] = 1;
+  added.depends.clear();
+  if (!content.empty()) {
+    std::memcpy(added.bytes.data(), content.data(), content.size());
+    std::memset(added.known.data(), 1, content.size());
   }
   buffers_.emplace_back(buffer, std::move(added));
 }
 
 void EngineHostModel::remove(std::uint64_t buffer) {
-  std::erase_if(buffers_, [&](const auto& entry) { return entry.first == buffer; });
+  const auto found =
+      std::find_if(buffers_.begin(), buffers_.end(), [&](const auto& entry) { return entry.first == buffer; });
+  if (found == buffers_.end()) return;
+  if (spare_.size() < kSpareContentsMax) spare_.push_back(std::move(found->second));
+  buffers_.erase(found);
 }
 
-void EngineHostModel::clear() { buffers_.clear(); }
+void EngineHostModel::clear() {
+  for (auto& entry : buffers_) {
+    if (spare_.size() < kSpareContentsMax) spare_.push_back(std::move(entry.second));
+  }
+  buffers_.clear();
+}
 
 void EngineHostModel::resolve(Content& content, bool final_check) {
   bool unknown = false;
@@ -87,31 +126,51 @@ void EngineHostModel::apply(const ModelOp& op, SubmissionId submission) {
   assert(!op.buffers.empty());
   Content* target = find(op.buffers.back());
   if (target == nullptr) return;
+  assert(op.target_offset + op.bytes <= target->bytes.size());
   if (op.kind == OpKind::Copy) {
     Content* source = find(op.buffers.front());
-    for (std::uint64_t index = 0; index < op.bytes; ++index) {
-      target->bytes[op.target_offset + index] = source != nullptr ? source->bytes[op.source_offset + index] : 0;
-      target->known[op.target_offset + index] = source != nullptr ? source->known[op.source_offset + index] : 0;
+    if (source == nullptr) {
+      std::memset(target->bytes.data() + op.target_offset, 0, op.bytes);
+      std::memset(target->known.data() + op.target_offset, 0, op.bytes);
+    } else if (source != target || op.target_offset <= op.source_offset ||
+               op.source_offset + op.bytes <= op.target_offset) {
+      // What a forward byte-by-byte copy leaves is what memmove leaves, unless the target range starts
+      // inside the source range of the same buffer.
+      std::memmove(target->bytes.data() + op.target_offset, source->bytes.data() + op.source_offset, op.bytes);
+      std::memmove(target->known.data() + op.target_offset, source->known.data() + op.source_offset, op.bytes);
+    } else {
+      for (std::uint64_t index = 0; index < op.bytes; ++index) {
+        target->bytes[op.target_offset + index] = source->bytes[op.source_offset + index];
+        target->known[op.target_offset + index] = source->known[op.source_offset + index];
+      }
     }
     depend(*target, source, submission);
     return;
   }
-  for (std::uint64_t index = 0; index < op.bytes; ++index) {
-    target->bytes[op.target_offset + index] =
-        op.kind == OpKind::Upload ? static_cast<std::uint8_t>(op.data[index]) : std::uint8_t{0};
-    target->known[op.target_offset + index] = 1;
+  if (op.kind == OpKind::Upload) {
+    assert(op.data.size() >= op.bytes);
+    std::memcpy(target->bytes.data() + op.target_offset, op.data.data(), op.bytes);
+  } else {
+    std::memset(target->bytes.data() + op.target_offset, 0, op.bytes);
   }
+  std::memset(target->known.data() + op.target_offset, 1, op.bytes);
   depend(*target, nullptr, submission);
 }
 
 void EngineHostModel::apply_kernel_op(const ModelOp& op) {
   if (op.mode == LaunchMode::DryRun) return;  // R18: a dry run changes no bytes
-  std::vector<Content*> bindings;
-  for (const std::uint64_t buffer : op.buffers) bindings.push_back(find(buffer));
-  const bool all_present = std::none_of(bindings.begin(), bindings.end(), [](Content* c) { return c == nullptr; });
-  std::vector<std::vector<std::uint8_t>*> host;
-  for (Content* content : bindings) {
-    if (content != nullptr) host.push_back(&content->bytes);
+  // Every builtin kernel binds at most two buffers; more do not fit any ABI.
+  constexpr std::size_t kBindingsMax = 2;
+  assert(op.buffers.size() <= kBindingsMax);
+  if (op.buffers.size() > kBindingsMax) return;
+  std::array<Content*, kBindingsMax> binding_storage{};
+  std::array<std::vector<std::uint8_t>*, kBindingsMax> host_storage{};
+  const std::span<Content*> bindings(binding_storage.data(), op.buffers.size());
+  bool all_present = true;
+  for (std::size_t index = 0; index < bindings.size(); ++index) {
+    bindings[index] = find(op.buffers[index]);
+    all_present = all_present && bindings[index] != nullptr;
+    if (bindings[index] != nullptr) host_storage[index] = &bindings[index]->bytes;
   }
   if (!all_present) {
     // An input the model no longer holds (released, still pinned by a graph): the output is unknowable.
@@ -122,14 +181,11 @@ void EngineHostModel::apply_kernel_op(const ModelOp& op) {
     }
     return;
   }
-  const bool fits = apply_kernel(op.kernel, host, op.data);
+  const bool fits =
+      apply_kernel(op.kernel, std::span<std::vector<std::uint8_t>* const>(host_storage.data(), bindings.size()), op.data);
   assert(fits);
   (void)fits;
   // What is known of each output after the kernel: its inputs' knowledge, word by word.
-  auto all_known = [](const Content& content, std::uint64_t begin, std::uint64_t end) {
-    return std::all_of(content.known.begin() + static_cast<std::ptrdiff_t>(begin),
-                       content.known.begin() + static_cast<std::ptrdiff_t>(end), [](std::uint8_t k) { return k != 0; });
-  };
   switch (op.kernel) {
     case BuiltinKernel::Fill:
       if (bindings[0] != nullptr) {
@@ -146,17 +202,21 @@ void EngineHostModel::apply_kernel_op(const ModelOp& op) {
       const std::uint64_t in_bytes = input != nullptr ? input->bytes.size() : 0;
       if (op.kernel == BuiltinKernel::Copy) {
         const std::uint64_t bytes = std::min(in_bytes, output->bytes.size());
-        for (std::uint64_t index = 0; index < bytes; ++index) output->known[index] = input != nullptr ? input->known[index] : 0;
+        if (input == nullptr) {
+          std::memset(output->known.data(), 0, bytes);
+        } else {
+          std::memmove(output->known.data(), input->known.data(), bytes);
+        }
       } else if (op.kernel == BuiltinKernel::Saxpy) {
         const std::uint64_t bytes = std::min(in_bytes, output->bytes.size()) / 4 * 4;
         for (std::uint64_t word = 0; word < bytes; word += 4) {
-          const bool known = input != nullptr && all_known(*input, word, word + 4) && all_known(*output, word, word + 4);
-          std::fill(output->known.begin() + static_cast<std::ptrdiff_t>(word),
-                    output->known.begin() + static_cast<std::ptrdiff_t>(word + 4), known ? 1 : 0);
+          const bool known = input != nullptr && load_word(input->known.data() + word) == kWordKnown &&
+                             load_word(output->known.data() + word) == kWordKnown;
+          std::memset(output->known.data() + word, known ? 1 : 0, 4);
         }
       } else {
-        const bool known = input != nullptr && all_known(*input, 0, in_bytes / 4 * 4);
-        std::fill(output->known.begin(), output->known.begin() + 8, known ? 1 : 0);
+        const bool known = input != nullptr && all_known(input->known, 0, in_bytes / 4 * 4);
+        std::memset(output->known.data(), known ? 1 : 0, 8);
       }
       return;
     }
@@ -171,10 +231,9 @@ void EngineHostModel::host_write(std::uint64_t buffer, std::uint64_t offset, std
   Content* content = find(buffer);
   if (content == nullptr) return;
   assert(offset + data.size() <= content->bytes.size());
-  for (std::size_t index = 0; index < data.size(); ++index) {
-    content->bytes[offset + index] = static_cast<std::uint8_t>(data[index]);
-    content->known[offset + index] = succeeded ? 1 : 0;
-  }
+  if (data.empty()) return;
+  std::memcpy(content->bytes.data() + offset, data.data(), data.size());
+  std::memset(content->known.data() + offset, succeeded ? 1 : 0, data.size());
 }
 
 std::optional<std::string> EngineHostModel::check_read(std::uint64_t buffer, std::uint64_t offset,
@@ -182,7 +241,20 @@ std::optional<std::string> EngineHostModel::check_read(std::uint64_t buffer, std
   Content* content = find(buffer);
   if (content == nullptr) return std::nullopt;
   resolve(*content, true);
-  for (std::size_t index = 0; index < read.size(); ++index) {
+  assert(offset + read.size() <= content->bytes.size());
+  // Eight bytes at a time while they agree wherever known; the first chunk that does not is walked byte by
+  // byte below, so the sentence names the same first mismatch.
+  constexpr std::size_t kChunk = 8;
+  std::size_t index = 0;
+  for (; index + kChunk <= read.size(); index += kChunk) {
+    const std::uint64_t known = load_chunk(content->known.data() + offset + index);
+    if (known == 0) continue;
+    const std::uint64_t differ =
+        (load_chunk(read.data() + index) ^ load_chunk(content->bytes.data() + offset + index)) & (known * 0xFFU);
+    if (differ != 0) break;
+    known_bytes += (known * 0x0101010101010101ULL) >> 56U;  // the sum of its bytes, each 0 or 1
+  }
+  for (; index < read.size(); ++index) {
     if (content->known[offset + index] == 0) continue;
     known_bytes++;
     const auto actual = static_cast<std::uint8_t>(read[index]);

@@ -131,8 +131,11 @@ class EngineHostModel {
   void apply_kernel_op(const ModelOp& op);
   void depend(Content& target, const Content* source, SubmissionId submission);
 
+  static constexpr std::size_t kSpareContentsMax = 16;
+
   FateOf fate_of_;
   std::vector<std::pair<std::uint64_t, Content>> buffers_;  // few buffers: a flat list keeps order stable
+  std::vector<Content> spare_;  // storage of removed buffers, reused by add
   Content* find(std::uint64_t buffer);
 };
 

@@ -155,9 +155,15 @@ class EngineWorkload {
     return slot;
   }
 
+  // One draw per byte, as prng_.below(256) would make it: for a bound of 256 Lemire's method never rejects
+  // (256 divides 2^64), so its answer is the draw's top byte; taking that directly skips the 128-bit product.
+  // The draws run on a local copy of the generator: a byte store may alias the member's state, which kept
+  // the compiler from holding that state in registers across the loop.
   std::vector<std::byte> random_bytes(std::uint64_t count) {
     std::vector<std::byte> bytes(count);
-    for (std::byte& byte : bytes) byte = static_cast<std::byte>(prng_.below(256));
+    Prng local = prng_;
+    for (std::byte& byte : bytes) byte = static_cast<std::byte>(local.next() >> 56U);
+    prng_ = local;
     return bytes;
   }
 
@@ -279,48 +285,50 @@ class EngineWorkload {
 
   BufferId id_of(std::uint64_t serial) const { return BufferId{serial, epoch_}; }
 
-  // Engine ops for model ops; `bindings` keeps the binding arrays alive for the call.
-  std::optional<std::vector<EngineOp>> encode(const std::vector<ModelOp>& ops,
-                                              std::vector<std::vector<EngineBinding>>& bindings) {
-    std::vector<EngineOp> encoded;
-    bindings.reserve(ops.size());
+  // Engine ops for model ops, into encoded_ (false: one could not be encoded). The launches' binding
+  // arrays live in bindings_, reserved for the whole call first so that the spans into it stay valid until
+  // the next encode; both are reused, so that encoding allocates nothing in the steady state.
+  bool encode(std::span<const ModelOp> ops) {
+    encoded_.clear();
+    bindings_.clear();
+    std::size_t bindings_total = 0;
+    for (const ModelOp& op : ops) bindings_total += op.kind == OpKind::Launch ? op.buffers.size() : 0;
+    bindings_.reserve(bindings_total);
     for (const ModelOp& op : ops) {
       switch (op.kind) {
         case OpKind::Launch: {
           const std::optional<ProgramId> loaded = program(op.kernel);
-          if (!loaded) return std::nullopt;
-          std::vector<EngineBinding>& list = bindings.emplace_back();
+          if (!loaded) return false;
+          const std::size_t first = bindings_.size();
           for (std::size_t index = 0; index < op.buffers.size(); ++index) {
-            list.push_back(EngineBinding{id_of(op.buffers[index]), binding_access(op.kernel, index)});
+            bindings_.push_back(EngineBinding{id_of(op.buffers[index]), binding_access(op.kernel, index)});
           }
-          encoded.push_back(EngineOp::launch(*loaded, LaunchDims{}, list, op.data, op.mode));
+          const std::span<const EngineBinding> list(bindings_.data() + first, op.buffers.size());
+          encoded_.push_back(EngineOp::launch(*loaded, LaunchDims{}, list, op.data, op.mode));
           break;
         }
         case OpKind::Copy:
-          encoded.push_back(EngineOp::copy(id_of(op.buffers[0]), op.source_offset, id_of(op.buffers[1]),
+          encoded_.push_back(EngineOp::copy(id_of(op.buffers[0]), op.source_offset, id_of(op.buffers[1]),
                                            op.target_offset, op.bytes));
           break;
         case OpKind::Upload:
-          encoded.push_back(EngineOp::upload(op.data, id_of(op.buffers[0]), op.target_offset));
+          encoded_.push_back(EngineOp::upload(op.data, id_of(op.buffers[0]), op.target_offset));
           break;
         case OpKind::Zero:
-          encoded.push_back(EngineOp::zero(id_of(op.buffers[0]), op.target_offset, op.bytes));
+          encoded_.push_back(EngineOp::zero(id_of(op.buffers[0]), op.target_offset, op.bytes));
           break;
         case OpKind::Replay:
-          return std::nullopt;
+          return false;
       }
     }
-    return encoded;
+    return true;
   }
 
   void launch() {
     std::optional<ModelOp> op = plan_launch(true);
     if (!op) return;
-    std::vector<std::vector<EngineBinding>> bindings;
-    const std::vector<ModelOp> ops{*op};
-    std::optional<std::vector<EngineOp>> encoded = encode(ops, bindings);
-    if (!encoded) return;
-    const EngineOp& launch_op = encoded->front();
+    if (!encode(std::span<const ModelOp>(&*op, 1))) return;
+    const EngineOp& launch_op = encoded_.front();
     Result<SubmissionId> launched =
         engine_.launch(prng_.below(options_.queues), launch_op.program, launch_op.dims, launch_op.bindings,
                        launch_op.data, launch_op.mode);
@@ -389,14 +397,12 @@ class EngineWorkload {
   void batch() {
     const std::vector<ModelOp> ops = plan_ops(4);
     if (ops.empty()) return;
-    std::vector<std::vector<EngineBinding>> bindings;
-    std::optional<std::vector<EngineOp>> encoded = encode(ops, bindings);
-    if (!encoded) return;
+    if (!encode(ops)) return;
     SubmitRequest request;
     request.timing = prng_.below(3) == 0;
     const std::array<SubmissionId, 1> dependency{last_submission_};
     if (last_submission_.valid() && prng_.below(4) == 0) request.depends_on = dependency;
-    Result<SubmissionId> submitted = engine_.submit(prng_.below(options_.queues), *encoded, request);
+    Result<SubmissionId> submitted = engine_.submit(prng_.below(options_.queues), encoded_, request);
     result_.batches++;
     if (!submitted.ok()) return absorb(submitted.error());
     last_submission_ = submitted.value();
@@ -435,10 +441,8 @@ class EngineWorkload {
     std::vector<ModelOp> ops = plan_ops(3);
     std::erase_if(ops, [](const ModelOp& op) { return op.mode == LaunchMode::DryRun; });
     if (ops.empty()) return;
-    std::vector<std::vector<EngineBinding>> bindings;
-    std::optional<std::vector<EngineOp>> encoded = encode(ops, bindings);
-    if (!encoded) return;
-    Result<GraphId> graph = engine_.capture_graph(queue, *encoded);
+    if (!encode(ops)) return;
+    Result<GraphId> graph = engine_.capture_graph(queue, encoded_);
     if (!graph.ok()) return absorb(graph.error());
     result_.graphs_captured++;
     graphs_.push_back(LiveGraph{graph.value(), std::move(ops)});
@@ -578,6 +582,8 @@ class EngineWorkload {
   std::set<std::uint64_t> surfaced_;
   std::set<std::uint64_t> fire_and_forget_;
   std::vector<SubmissionId> fire_and_forget_ids_;
+  std::vector<EngineOp> encoded_;         // encode's output, reused
+  std::vector<EngineBinding> bindings_;   // the binding arrays encoded_'s launches point into
 };
 
 }  // namespace engine_workload_detail

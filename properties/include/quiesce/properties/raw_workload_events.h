@@ -9,11 +9,9 @@ namespace quiesce::properties::raw_detail {
 
 template <Backend B>
 std::uint32_t RawWorkload<B>::pick_live_event(bool pending_only) {
-  std::vector<std::uint32_t> candidates;
-  for (std::uint32_t i = 0; i < events_.size(); ++i) {
-    if (!events_[i].dead && (!pending_only || !events_[i].terminal_seen)) candidates.push_back(i);
-  }
-  return candidates.empty() ? kNone : candidates[prng_.below(candidates.size())];
+  return pick_index(static_cast<std::uint32_t>(events_.size()), [&](std::uint32_t i) {
+    return !events_[i].dead && (!pending_only || !events_[i].terminal_seen);
+  });
 }
 
 template <Backend B>

@@ -120,6 +120,22 @@ class RawWorkload {
   template <class Accept>
   std::uint32_t pick_buffer(Accept accept, const std::vector<std::uint32_t>& exclude = {});
 
+  // The index of a uniformly drawn one of the indices below `count` that `accept`, or kNone when none does:
+  // one draw of below(number accepted), as when the candidates were listed, without listing them.
+  template <class Accept>
+  std::uint32_t pick_index(std::uint32_t count, Accept accept) {
+    std::uint32_t accepted = 0;
+    for (std::uint32_t i = 0; i < count; ++i) accepted += accept(i) ? 1U : 0U;
+    if (accepted == 0) return kNone;
+    std::uint64_t chosen = prng_.below(accepted);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (!accept(i)) continue;
+      if (chosen == 0) return i;
+      --chosen;
+    }
+    return kNone;
+  }
+
   // Mutants only: a live buffer, pinned or not.
   std::uint32_t pick_any_live_buffer();
 

@@ -131,24 +131,17 @@ void RawWorkload<B>::allocate() {
 template <Backend B>
 template <class Accept>
 std::uint32_t RawWorkload<B>::pick_buffer(Accept accept, const std::vector<std::uint32_t>& exclude) {
-  std::vector<std::uint32_t> candidates;
-  for (std::uint32_t i = 0; i < buffers_.size(); ++i) {
+  const auto candidate = [&](std::uint32_t i) {
     const BufferSlot& slot = buffers_[i];
-    if (slot.dead || slot.pins != 0 || !accept(slot)) continue;
-    if (std::find(exclude.begin(), exclude.end(), i) != exclude.end()) continue;
-    candidates.push_back(i);
-  }
-  if (candidates.empty()) return kNone;
-  return candidates[prng_.below(candidates.size())];
+    if (slot.dead || slot.pins != 0 || !accept(slot)) return false;
+    return std::find(exclude.begin(), exclude.end(), i) == exclude.end();
+  };
+  return pick_index(static_cast<std::uint32_t>(buffers_.size()), candidate);
 }
 
 template <Backend B>
 std::uint32_t RawWorkload<B>::pick_any_live_buffer() {
-  std::vector<std::uint32_t> candidates;
-  for (std::uint32_t i = 0; i < buffers_.size(); ++i) {
-    if (!buffers_[i].dead) candidates.push_back(i);
-  }
-  return candidates.empty() ? kNone : candidates[prng_.below(candidates.size())];
+  return pick_index(static_cast<std::uint32_t>(buffers_.size()), [&](std::uint32_t i) { return !buffers_[i].dead; });
 }
 
 // Seeded bytes (core/seeded_bytes.h): a trace stores such a payload as its length and seed. The draws that
@@ -158,7 +151,9 @@ std::vector<std::byte> RawWorkload<B>::random_bytes(std::uint64_t count) {
   std::vector<std::byte> bytes(count);
   if (count == 0) return bytes;
   fill_seeded_bytes(prng_.next(), bytes);
-  for (std::uint64_t draw = 1; draw < count; ++draw) (void)prng_.next();
+  Prng local = prng_;  // a local copy keeps the generator's state in registers for the skipped draws
+  for (std::uint64_t draw = 1; draw < count; ++draw) (void)local.next();
+  prng_ = local;
   return bytes;
 }
 
