@@ -64,6 +64,11 @@ std::uint64_t ContractChecker::poison_salt() const {
   return splitmix64(state);
 }
 
+void ContractChecker::poison_read_sink(ByteSink sink) {
+  poison_sink(sink, poison_salt(), poison_words_);
+  poison_words_call_ = call_index_;
+}
+
 void ContractChecker::note_error(std::uint64_t context, const Error& error) {
   if (error.kind != ErrorKind::DeviceLost) return;
   ContextShadow* record = contexts_.find(context);
@@ -335,7 +340,10 @@ void ContractChecker::after_read_buffer(BufferRef ref, const Status& status, Byt
 }
 
 void ContractChecker::check_read_initialised(BufferRef ref, ByteSink sink) {
-  const std::uint64_t run_start = find_poison_run(sink, poison_salt());
+  // The words poison_read_sink kept are this call's only (another call's salt differs).
+  const std::span<const std::uint64_t> kept =
+      poison_words_call_ == call_index_ ? std::span<const std::uint64_t>(poison_words_) : std::span<const std::uint64_t>();
+  const std::uint64_t run_start = find_poison_run(sink, poison_salt(), kept);
   if (run_start != UINT64_MAX) {
     report(Rule::ProviderReadUninitialised, HandleName{HandleKind::BufferHandle, ref.id, ref.epoch}, {},
            "the read succeeded but left sink bytes unwritten from sink offset", run_start);

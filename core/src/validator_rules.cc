@@ -1,5 +1,6 @@
 // The validator's vocabulary: the rule table, names, the readable violation report, the read poison and the
 // batch digest. docs/validator.md mirrors the rule table one line per rule.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cassert>
@@ -213,11 +214,6 @@ std::uint64_t poison_word(std::uint64_t salt, std::uint64_t word_index) {
   return splitmix64(state);
 }
 
-// The poison byte at sink position `position`: byte (position % 8) of its word, little-endian.
-std::byte poison_byte(std::uint64_t salt, std::uint64_t position) {
-  return static_cast<std::byte>((poison_word(salt, position / 8) >> (8U * (position % 8U))) & 0xFFU);
-}
-
 // True when some byte of `word` is zero (the classic bit trick: exact, no false positives).
 constexpr bool has_zero_byte(std::uint64_t word) {
   return ((word - 0x0101010101010101ULL) & ~word & 0x8080808080808080ULL) != 0;
@@ -227,35 +223,57 @@ constexpr bool has_zero_byte(std::uint64_t word) {
 // and the trace format assume it too).
 static_assert(std::endian::native == std::endian::little, "quiesce assumes a little-endian host");
 
-}  // namespace
+// The poison word of sink word `index`: the one kept in `kept` when there is one, else hashed again.
+struct PoisonWords {
+  std::uint64_t salt;
+  std::span<const std::uint64_t> kept;
 
-// Both functions work a word (8 sink positions, one hash) at a time where a segment covers a whole word, and
+  std::uint64_t operator()(std::uint64_t index) const {
+    return index < kept.size() ? kept[index] : poison_word(salt, index);
+  }
+  // The poison byte at sink position `position`: byte (position % 8) of its word, little-endian.
+  std::byte byte_at(std::uint64_t position) const {
+    return static_cast<std::byte>(((*this)(position / 8) >> (8U * (position % 8U))) & 0xFFU);
+  }
+};
+
+// Both scans work a word (8 sink positions, one hash) at a time where a segment covers a whole word, and
 // a byte at a time at segment edges, so the poison is the same whatever the segmentation.
-void poison_sink(ByteSink sink, std::uint64_t salt) {
+void fill_poison(ByteSink sink, const PoisonWords& poison) {
   std::uint64_t position = 0;
   for (const std::span<std::byte> segment : sink.segments) {
     std::byte* bytes = segment.data();
     std::size_t left = segment.size();
     while (left > 0 && position % 8 != 0) {
-      *bytes++ = poison_byte(salt, position++);
+      *bytes++ = poison.byte_at(position++);
       --left;
     }
     for (; left >= 8; left -= 8, bytes += 8, position += 8) {
-      const std::uint64_t word = poison_word(salt, position / 8);
+      const std::uint64_t word = poison(position / 8);
       std::memcpy(bytes, &word, sizeof(word));
     }
-    for (; left > 0; --left) *bytes++ = poison_byte(salt, position++);
+    for (; left > 0; --left) *bytes++ = poison.byte_at(position++);
   }
 }
 
-std::uint64_t find_poison_run(ByteSink sink, std::uint64_t salt) {
+// True when none of the four sink words at `bytes` (sink words `index`..`index + 3`) holds a byte of its
+// poison word, so that no run of still-poisoned bytes can continue through them.
+bool no_poisoned_byte(const std::byte* bytes, const PoisonWords& poison, std::uint64_t index) {
+  std::uint64_t words[4];
+  std::memcpy(words, bytes, sizeof(words));
+  bool any = false;
+  for (std::uint64_t at = 0; at < 4; ++at) any |= has_zero_byte(words[at] ^ poison(index + at));
+  return !any;
+}
+
+std::uint64_t find_run(ByteSink sink, const PoisonWords& poison) {
   static_assert(kPoisonRunMin == 8, "the word-at-a-time scan below counts runs of at most 8 per word step");
   std::uint64_t position = 0;
   std::uint64_t run_start = 0;
   std::uint64_t run_length = 0;
   // One byte: extends or breaks the current run of still-poisoned bytes.
   auto visit = [&](std::byte byte) {
-    if (byte == poison_byte(salt, position)) {
+    if (byte == poison.byte_at(position)) {
       if (run_length == 0) run_start = position;
       ++run_length;
     } else {
@@ -272,9 +290,16 @@ std::uint64_t find_poison_run(ByteSink sink, std::uint64_t salt) {
       --left;
     }
     for (; left >= 8; left -= 8, bytes += 8) {
+      if (left >= 32 && no_poisoned_byte(bytes, poison, position / 8)) {  // four words at once: the usual case
+        run_length = 0;
+        position += 32;
+        bytes += 24;
+        left -= 24;
+        continue;
+      }
       std::uint64_t word = 0;
       std::memcpy(&word, bytes, sizeof(word));
-      const std::uint64_t difference = word ^ poison_word(salt, position / 8);
+      const std::uint64_t difference = word ^ poison(position / 8);
       if (difference == 0) {  // eight poisoned bytes: a run of at least kPoisonRunMin
         if (run_length == 0) run_start = position;
         return run_start;
@@ -293,6 +318,24 @@ std::uint64_t find_poison_run(ByteSink sink, std::uint64_t salt) {
     }
   }
   return UINT64_MAX;
+}
+
+}  // namespace
+
+void poison_sink(ByteSink sink, std::uint64_t salt) { fill_poison(sink, PoisonWords{salt, {}}); }
+
+std::uint64_t find_poison_run(ByteSink sink, std::uint64_t salt) { return find_run(sink, PoisonWords{salt, {}}); }
+
+void poison_sink(ByteSink sink, std::uint64_t salt, std::vector<std::uint64_t>& words) {
+  const std::uint64_t needed = (sink.size() + 7) / 8;
+  words.resize(static_cast<std::size_t>(std::min<std::uint64_t>(needed, kPoisonWordsKeptMax)));
+  // One independent hash per word, in a loop of its own, before any byte is stored.
+  for (std::size_t index = 0; index < words.size(); ++index) words[index] = poison_word(salt, index);
+  fill_poison(sink, PoisonWords{salt, words});
+}
+
+std::uint64_t find_poison_run(ByteSink sink, std::uint64_t salt, std::span<const std::uint64_t> words) {
+  return find_run(sink, PoisonWords{salt, words});
 }
 
 std::uint64_t batch_digest(Batch batch) {

@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <new>
@@ -119,44 +120,48 @@ std::span<const std::byte> Backing::bytes(std::uint64_t address, std::uint64_t s
 void Backing::mark_written(std::uint64_t address, std::uint64_t size) { set_bits(address, size, true); }
 void Backing::mark_unwritten(std::uint64_t address, std::uint64_t size) { set_bits(address, size, false); }
 
+namespace {
+
+// The bits [first, first + count) of a word; 0 < count <= 64 - first.
+std::uint64_t range_mask(std::uint64_t first, std::uint64_t count) {
+  assert(count > 0 && first + count <= 64);
+  return (count == 64 ? ~0ULL : ((1ULL << count) - 1)) << first;
+}
+
+}  // namespace
+
 void Backing::set_bits(std::uint64_t address, std::uint64_t size, bool value) {
   assert(address <= capacity_bytes_ && size <= capacity_bytes_ - address);
   note_dirty(address, size);
+  const auto apply = [&](std::uint64_t word, std::uint64_t mask) {
+    written_[word] = value ? (written_[word] | mask) : (written_[word] & ~mask);
+  };
   std::uint64_t bit = address;
   const std::uint64_t end = address + size;
-  // Leading partial word, whole words by memset, trailing partial word.
-  while (bit < end && bit % 64 != 0) {
-    const std::uint64_t mask = 1ULL << (bit % 64);
-    written_[bit / 64] = value ? (written_[bit / 64] | mask) : (written_[bit / 64] & ~mask);
-    ++bit;
+  // Leading partial word, whole words by memset, trailing partial word; partial words by one mask each.
+  if (bit < end && bit % 64 != 0) {
+    const std::uint64_t count = std::min<std::uint64_t>(64 - bit % 64, end - bit);
+    apply(bit / 64, range_mask(bit % 64, count));
+    bit += count;
   }
   const std::uint64_t whole_words = (end - bit) / 64;
   if (whole_words > 0) {
     std::memset(written_ + bit / 64, value ? 0xFF : 0x00, whole_words * sizeof(std::uint64_t));
     bit += whole_words * 64;
   }
-  while (bit < end) {
-    const std::uint64_t mask = 1ULL << (bit % 64);
-    written_[bit / 64] = value ? (written_[bit / 64] | mask) : (written_[bit / 64] & ~mask);
-    ++bit;
-  }
+  if (bit < end) apply(bit / 64, range_mask(0, end - bit));
 }
 
 std::uint64_t Backing::first_unwritten(std::uint64_t address, std::uint64_t size) const {
   assert(address <= capacity_bytes_ && size <= capacity_bytes_ - address);
   std::uint64_t bit = address;
   const std::uint64_t end = address + size;
+  // A word (or the part of one inside the range) at a time.
   while (bit < end) {
-    if (bit % 64 == 0 && end - bit >= 64) {
-      const std::uint64_t word = written_[bit / 64];
-      if (word == ~0ULL) {
-        bit += 64;
-        continue;
-      }
-      return bit - address + static_cast<std::uint64_t>(__builtin_ctzll(~word));
-    }
-    if ((written_[bit / 64] & (1ULL << (bit % 64))) == 0) return bit - address;
-    ++bit;
+    const std::uint64_t count = std::min<std::uint64_t>(64 - bit % 64, end - bit);
+    const std::uint64_t unwritten = ~written_[bit / 64] & range_mask(bit % 64, count);
+    if (unwritten != 0) return (bit / 64) * 64 + static_cast<std::uint64_t>(__builtin_ctzll(unwritten)) - address;
+    bit += count;
   }
   return size;
 }

@@ -136,9 +136,11 @@ bool run_kernel(BuiltinKernel kernel, std::span<const std::span<std::byte>> bind
   switch (kernel) {
     case BuiltinKernel::Fill: {
       assert(bindings.size() == 1 && parameters.size() == 4);
+      // The bound is read once: stores through std::byte may alias the span, and would make it reread.
       const std::uint32_t value = load_u32(parameters.data());
       std::byte* out = bindings[0].data();
-      for (std::uint64_t word = 0; word < words_of(bindings[0].size()); ++word) store_u32(out + 4 * word, value);
+      const std::uint64_t words = words_of(bindings[0].size());
+      for (std::uint64_t word = 0; word < words; ++word) store_u32(out + 4 * word, value);
       return false;
     }
     case BuiltinKernel::Copy: {
@@ -151,19 +153,21 @@ bool run_kernel(BuiltinKernel kernel, std::span<const std::span<std::byte>> bind
       assert(bindings.size() == 2 && parameters.size() == 4);
       const std::uint32_t a = load_u32(parameters.data());
       const std::uint64_t words = std::min(words_of(bindings[0].size()), words_of(bindings[1].size()));
+      const std::byte* x_bytes = bindings[0].data();
+      std::byte* y_bytes = bindings[1].data();
       for (std::uint64_t i = 0; i < words; ++i) {
-        const std::uint32_t x = load_u32(bindings[0].data() + 4 * i);
-        const std::uint32_t y = load_u32(bindings[1].data() + 4 * i);
-        store_u32(bindings[1].data() + 4 * i, a * x + y);
+        const std::uint32_t x = load_u32(x_bytes + 4 * i);
+        const std::uint32_t y = load_u32(y_bytes + 4 * i);
+        store_u32(y_bytes + 4 * i, a * x + y);
       }
       return false;
     }
     case BuiltinKernel::Checksum: {
       assert(bindings.size() == 2 && bindings[1].size() >= 8);
       std::uint64_t sum = 0;
-      for (std::uint64_t i = 0; i < words_of(bindings[0].size()); ++i) {
-        sum += (i + 1) * std::uint64_t{load_u32(bindings[0].data() + 4 * i)};
-      }
+      const std::byte* in = bindings[0].data();
+      const std::uint64_t words = words_of(bindings[0].size());
+      for (std::uint64_t i = 0; i < words; ++i) sum += (i + 1) * std::uint64_t{load_u32(in + 4 * i)};
       store_u64(bindings[1].data(), sum);
       return false;
     }

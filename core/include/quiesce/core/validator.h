@@ -117,7 +117,7 @@ class Validator {
   }
   Status read_buffer(const Buffer& buffer, std::uint64_t offset, ByteSink sink) {
     if (!checker_.before_read_buffer(buffer.ref(), offset, sink.size())) return checker_.refusal();
-    if (checker_.options().check_read_initialised) poison_sink(sink, checker_.poison_salt());
+    if (checker_.options().check_read_initialised) checker_.poison_read_sink(sink);
     Status status = inner_.read_buffer(buffer, offset, sink);
     checker_.after_read_buffer(buffer.ref(), status, sink);
     return status;

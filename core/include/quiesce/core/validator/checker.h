@@ -7,7 +7,9 @@
 // and a caller rule was broken); refusal() is then the error to answer with.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "quiesce/core/command.h"
@@ -119,6 +121,9 @@ class ContractChecker {
   const ValidatorOptions& options() const { return options_; }
   // The poison salt of the current call (the read check fills the sink with it before forwarding).
   std::uint64_t poison_salt() const;
+  // Before forwarding a read: fills the sink with the current call's poison and keeps the first poison
+  // words, so that the check after the read compares with them instead of hashing every position again.
+  void poison_read_sink(ByteSink sink);
 
  private:
   enum class Use : std::uint8_t { Operate, Release };
@@ -170,6 +175,8 @@ class ContractChecker {
   ShadowTable<ExecutableShadow> executables_;
   PinLists pin_lists_;
   std::vector<std::uint64_t> indeterminate_invocations_;  // sorted
+  std::vector<std::uint64_t> poison_words_;  // a read's first poison words (poison_read_sink)
+  std::uint64_t poison_words_call_ = UINT64_MAX;  // the call_index_ they belong to
   std::vector<Violation> violations_;
   std::uint64_t violation_count_ = 0;
   std::uint64_t calls_ = 0;
@@ -185,6 +192,11 @@ class ContractChecker {
 inline constexpr std::uint64_t kPoisonRunMin = 8;
 void poison_sink(ByteSink sink, std::uint64_t salt);
 std::uint64_t find_poison_run(ByteSink sink, std::uint64_t salt);
+// The same poison and scan, with the first `words.size()` poison words of `salt` at hand: poison_sink keeps
+// up to kPoisonWordsKeptMax of them in `words`, find_poison_run reads them there and hashes only the rest.
+inline constexpr std::size_t kPoisonWordsKeptMax = std::size_t{1} << 17;  // 1 MiB of sink
+void poison_sink(ByteSink sink, std::uint64_t salt, std::vector<std::uint64_t>& words);
+std::uint64_t find_poison_run(ByteSink sink, std::uint64_t salt, std::span<const std::uint64_t> words);
 
 // A 64-bit digest of a batch's content (kinds, handles, offsets, sizes, parameter and upload bytes).
 std::uint64_t batch_digest(Batch batch);
