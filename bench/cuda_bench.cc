@@ -132,6 +132,26 @@ void device_submit(benchmark::State& state, cuda::CompletionSignal completion) {
 void BM_DeviceSubmit(benchmark::State& state) { device_submit(state, cuda::CompletionSignal::PerBatch); }
 void BM_DeviceSubmitOnDemand(benchmark::State& state) { device_submit(state, cuda::CompletionSignal::OnDemand); }
 
+// The fill kernel's packed parameter block {pointer, bytes, value} for raw cuLaunchKernel
+// (CU_LAUNCH_PARAM_BUFFER_POINTER). `extra` points into the struct, so it is neither copied nor moved.
+struct RawFillParameters {
+  std::array<std::byte, 20> parameters{};
+  std::size_t parameter_bytes = parameters.size();
+  std::array<void*, 5> extra{};
+
+  RawFillParameters() = default;
+  RawFillParameters(const RawFillParameters&) = delete;
+  RawFillParameters& operator=(const RawFillParameters&) = delete;
+
+  void pack(Bench& b) {
+    const std::uint64_t pair[2] = {b.device->native_pointer(b.buffer), kKernelBytes};
+    std::memcpy(parameters.data(), pair, 16);
+    std::memcpy(parameters.data() + 16, kValue.data(), 4);
+    extra = {CU_LAUNCH_PARAM_BUFFER_POINTER, parameters.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &parameter_bytes,
+             CU_LAUNCH_PARAM_END};
+  }
+};
+
 // The same launches straight through the driver: same function, stream, grid and parameter block.
 enum class Signal { None, Record, WriteValue };
 
@@ -141,13 +161,9 @@ void raw_launches(benchmark::State& state, Signal signal) {
   const cuda::DriverFunctions& f = b.device->driver().api();
   CUfunction function = b.device->native_function(b.fill);
   CUstream stream = b.device->native_stream(b.queue);
-  std::array<std::byte, 20> parameters{};
-  const std::uint64_t pair[2] = {b.device->native_pointer(b.buffer), kKernelBytes};
-  std::memcpy(parameters.data(), pair, 16);
-  std::memcpy(parameters.data() + 16, kValue.data(), 4);
-  std::size_t parameter_bytes = parameters.size();
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, parameters.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &parameter_bytes,
-                   CU_LAUNCH_PARAM_END};
+  RawFillParameters raw;
+  raw.pack(b);
+  void** extra = raw.extra.data();
   CUevent event = nullptr;
   (void)f.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING);
   // A 64-bit completion word in pinned, device-mapped host memory.
@@ -263,13 +279,9 @@ void submit_interleaved(benchmark::State& state) {
   const cuda::DriverFunctions& f = b.device->driver().api();
   CUfunction function = b.device->native_function(b.fill);
   CUstream stream = b.device->native_stream(b.queue);
-  std::array<std::byte, 20> parameters{};
-  const std::uint64_t pair[2] = {b.device->native_pointer(b.buffer), kKernelBytes};
-  std::memcpy(parameters.data(), pair, 16);
-  std::memcpy(parameters.data() + 16, kValue.data(), 4);
-  std::size_t parameter_bytes = parameters.size();
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, parameters.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &parameter_bytes,
-                   CU_LAUNCH_PARAM_END};
+  RawFillParameters raw;
+  raw.pack(b);
+  void** extra = raw.extra.data();
   const auto launches = static_cast<std::size_t>(state.range(0));
   const std::array<Binding, 1> device_binding = {Binding{b.buffer.ref(), Access::Write}};
   const std::vector<Command> device_batch(launches, Command::launch(b.fill.ref(), small_dims(), device_binding, kValue));
@@ -406,6 +418,23 @@ void release_kernels(Bench& b, ThousandKernels& kernels) {
   if (kernels.delay.valid()) (void)b.device->unload_program(std::move(kernels.delay));
 }
 
+// The 1,000 kernels captured into an executable, or nothing (the benchmark skipped, the kernels released).
+std::optional<Executable> capture_thousand(benchmark::State& state, Bench& b, ThousandKernels& kernels) {
+  if (!b.device->begin_capture(b.queue).ok() || !b.device->capture(b.queue, kernels.batch).ok()) {
+    (void)b.device->end_capture(b.queue);
+    release_kernels(b, kernels);
+    state.SkipWithError("capturing 1,000 launches failed");
+    return std::nullopt;
+  }
+  Result<Executable> executable = b.device->end_capture(b.queue);
+  if (!executable.ok()) {
+    release_kernels(b, kernels);
+    state.SkipWithError("end_capture failed");
+    return std::nullopt;
+  }
+  return std::move(executable).value();
+}
+
 void eager_thousand(benchmark::State& state, SmallKernel kernel) {
   if (skip_without_gpu(state)) return;
   Bench& b = bench();
@@ -440,18 +469,8 @@ void graph_thousand(benchmark::State& state, SmallKernel kernel) {
     state.SkipWithError("the delay kernel did not load");
     return;
   }
-  if (!b.device->begin_capture(b.queue).ok() || !b.device->capture(b.queue, kernels.batch).ok()) {
-    (void)b.device->end_capture(b.queue);
-    release_kernels(b, kernels);
-    state.SkipWithError("capturing 1,000 launches failed");
-    return;
-  }
-  Result<Executable> executable = b.device->end_capture(b.queue);
-  if (!executable.ok()) {
-    release_kernels(b, kernels);
-    state.SkipWithError("end_capture failed");
-    return;
-  }
+  std::optional<Executable> executable = capture_thousand(state, b, kernels);
+  if (!executable) return;
   const std::array<Command, 1> replay = {Command::replay(executable->ref())};
   for (int warm = 0; warm < 3; ++warm) {  // untimed: the first replays of an executable cost more
     SubmitResult submitted = b.device->submit(b.queue, replay, {});
@@ -467,7 +486,7 @@ void graph_thousand(benchmark::State& state, SmallKernel kernel) {
     }
     (void)b.device->destroy_event(std::move(submitted.event));
   }
-  (void)b.device->destroy_executable(std::move(executable).value());
+  (void)b.device->destroy_executable(std::move(*executable));
   release_kernels(b, kernels);
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kGraphKernels));
 }
@@ -489,18 +508,8 @@ void thousand_interleaved(benchmark::State& state, SmallKernel kernel) {
     state.SkipWithError("the delay kernel did not load");
     return;
   }
-  if (!b.device->begin_capture(b.queue).ok() || !b.device->capture(b.queue, kernels.batch).ok()) {
-    (void)b.device->end_capture(b.queue);
-    release_kernels(b, kernels);
-    state.SkipWithError("capturing 1,000 launches failed");
-    return;
-  }
-  Result<Executable> executable = b.device->end_capture(b.queue);
-  if (!executable.ok()) {
-    release_kernels(b, kernels);
-    state.SkipWithError("end_capture failed");
-    return;
-  }
+  std::optional<Executable> executable = capture_thousand(state, b, kernels);
+  if (!executable) return;
   const std::array<Command, 1> replay = {Command::replay(executable->ref())};
   bool failed = false;
   const auto run = [&](std::span<const Command> commands) {
@@ -542,7 +551,7 @@ void thousand_interleaved(benchmark::State& state, SmallKernel kernel) {
     speedups.push_back(static_cast<double>(eager) / static_cast<double>(graph));
     ++rounds;
   }
-  (void)b.device->destroy_executable(std::move(executable).value());
+  (void)b.device->destroy_executable(std::move(*executable));
   release_kernels(b, kernels);
   if (rounds == 0 || graph_ns == 0) return;
   std::nth_element(speedups.begin(), speedups.begin() + static_cast<std::ptrdiff_t>(speedups.size() / 2), speedups.end());
