@@ -2,8 +2,6 @@
 // release. A terminal observation is cached: once seen, it never changes (R7).
 #include <algorithm>
 #include <cassert>
-#include <chrono>
-#include <thread>
 
 #include "device_internal.h"
 
@@ -126,22 +124,16 @@ WaitResult Device::wait_event(const Event& event, std::uint64_t timeout_ns) {
   if (slot == nullptr) {
     return FenceIndeterminate{make_error(ErrorKind::InvalidArgument, "the event handle does not name a live event")};
   }
-  const std::uint64_t deadline_ns = host_now_ns() + std::min<std::uint64_t>(timeout_ns, UINT64_MAX / 2);
-  std::uint64_t sleep_ns = 0;
-  // Bounded by the deadline: every pass either returns or sleeps toward it.
-  for (std::uint64_t polls = 0;; ++polls) {
+  const PollPacer pacer(options_, timeout_ns);
+  // Bounded by the deadline: every pass either returns or pauses toward it.
+  for (;;) {
     const Observation observed = observe(event.id(), *slot);
     if (is_terminal(observed.state)) return Receipt{observed.state, observed.error, observed.timing};
     if (observed.state == EventState::Indeterminate) return FenceIndeterminate{observed.error};
-    if (host_now_ns() >= deadline_ns) {
+    if (!pacer.before_deadline()) {
       return FenceIndeterminate{make_error(ErrorKind::Timeout, "the event was still pending at the wait's deadline", true)};
     }
-    if (polls < 64) {
-      std::this_thread::yield();
-    } else {
-      sleep_ns = std::clamp<std::uint64_t>(sleep_ns * 2, 1'000, options_.poll_backoff_max_ns);
-      std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(sleep_ns, deadline_ns - std::min(deadline_ns, host_now_ns()))));
-    }
+    pacer.pause();
   }
 }
 
@@ -178,8 +170,11 @@ ReleaseResult<Event> Device::destroy_event(Event&& event_in) {
   return_event(*context, slot->done, slot->timing_start != nullptr);
   return_event(*context, slot->timing_start, true);
   if (QueueSlot* queue = queues_.find(slot->queue_id)) {
+    // An id is listed once, and events are mostly destroyed oldest first: the search stops near the front.
     auto& in_flight = queue->in_flight;
-    in_flight.erase(std::remove(in_flight.begin(), in_flight.end(), event_id), in_flight.end());
+    if (const auto listed = std::find(in_flight.begin(), in_flight.end(), event_id); listed != in_flight.end()) {
+      in_flight.erase(listed);
+    }
   }
   events_.erase(event_id);
   release_child(context_id);

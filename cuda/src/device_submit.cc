@@ -2,8 +2,6 @@
 // detection, queue synchronization, and graphs by stream capture.
 #include <algorithm>
 #include <cassert>
-#include <chrono>
-#include <thread>
 
 #include "device_internal.h"
 #include "quiesce/cuda/kernels.h"
@@ -286,17 +284,15 @@ CUresult Device::enqueue_command(QueueSlot& queue, const Command& command) {
 
 // ---- submit ----
 
-// Waits (polling with backoff) until the queue has room for one more batch or the admission timeout passes.
+// Waits (polling, paced by PollPacer) until the queue has room for one more batch or the admission timeout passes.
 bool Device::admit(QueueSlot& queue, std::uint64_t admission_timeout_ns) {
   if (queue.in_flight.size() < options_.queue_depth_max) return true;
-  const std::uint64_t deadline_ns = host_now_ns() + std::min<std::uint64_t>(admission_timeout_ns, UINT64_MAX / 2);
-  std::uint64_t sleep_ns = 1'000;
+  const PollPacer pacer(options_, admission_timeout_ns);
   for (;;) {
     prune_in_flight(queue);
     if (queue.in_flight.size() < options_.queue_depth_max) return true;
-    if (host_now_ns() >= deadline_ns) return false;
-    std::this_thread::sleep_for(std::chrono::nanoseconds(sleep_ns));
-    sleep_ns = std::min(sleep_ns * 2, options_.poll_backoff_max_ns);
+    if (!pacer.before_deadline()) return false;
+    pacer.pause();
   }
 }
 
@@ -331,18 +327,17 @@ SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions optio
     if (!taken.ok()) return SubmitResult::rejected(taken.error());
     done = *taken;
   }
-  EventSlot fresh;
-  fresh.context_id = slot->context_id;
-  fresh.queue_id = queue.id();
-  fresh.stream = slot->stream;
-  fresh.submitted_ns = host_now_ns();
-  fresh.done = done;
-  const std::optional<std::uint64_t> id = events_.insert(std::move(fresh));
+  const std::optional<std::uint64_t> id = events_.insert_default();  // filled in place: no slot is copied
   if (!id) {
     return_event(context, done, timing);
     return SubmitResult::rejected(make_error(ErrorKind::OutOfMemory, "the CUDA backend's event table is full", true));
   }
   EventSlot& event = *events_.find(*id);
+  event.context_id = slot->context_id;
+  event.queue_id = queue.id();
+  event.stream = slot->stream;
+  event.submitted_ns = timing ? host_now_ns() : 0;  // read by timing receipts alone
+  event.done = done;
   const auto give_up = [&](const Error& why) {
     return_event(context, event.done, timing);
     return_event(context, event.timing_start, true);
@@ -415,9 +410,8 @@ Status Device::synchronize(const Queue& queue, std::uint64_t timeout_ns) {
   }
   auto entered = enter(slot->context_id);
   if (!entered.ok()) return entered.error();
-  const std::uint64_t deadline_ns = host_now_ns() + std::min<std::uint64_t>(timeout_ns, UINT64_MAX / 2);
-  std::uint64_t sleep_ns = 0;
-  for (std::uint64_t polls = 0;; ++polls) {
+  const PollPacer pacer(options_, timeout_ns);
+  for (;;) {
     const CUresult result = api().cuStreamQuery(slot->stream);
     if (result == CUDA_SUCCESS) {
       slot->completed_sequence = slot->submitted_sequence;  // the stream is idle: every batch is done
@@ -425,15 +419,10 @@ Status Device::synchronize(const Queue& queue, std::uint64_t timeout_ns) {
       return ok_status();
     }
     if (result != CUDA_ERROR_NOT_READY) return fail(**entered, result, "cuStreamQuery failed while synchronizing");
-    if (host_now_ns() >= deadline_ns) {
+    if (!pacer.before_deadline()) {
       return make_error(ErrorKind::Timeout, "the queue still had work in flight at the deadline", true);
     }
-    if (polls < 64) {
-      std::this_thread::yield();
-    } else {
-      sleep_ns = std::clamp<std::uint64_t>(sleep_ns * 2, 1'000, options_.poll_backoff_max_ns);
-      std::this_thread::sleep_for(std::chrono::nanoseconds(sleep_ns));
-    }
+    pacer.pause();
   }
 }
 

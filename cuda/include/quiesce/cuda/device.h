@@ -50,6 +50,9 @@ struct DeviceOptions {
   std::uint32_t bindings_max = 16;
   std::uint32_t parameter_bytes_max = 4096;
   std::uint32_t objects_max = 1U << 20U;    // live handles of one kind, per Device
+  // How a wait paces its polls (docs/cuda.md, "Waits"): it yields between polls for its first
+  // poll_spin_ns, then sleeps an eighth of the time waited so far, at most poll_backoff_max_ns.
+  std::uint64_t poll_spin_ns = 2'000'000;
   std::uint64_t poll_backoff_max_ns = 200'000;  // the longest sleep between two polls of a wait
 };
 

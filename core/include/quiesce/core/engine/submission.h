@@ -184,13 +184,15 @@ template <Backend B, Env E>
 void Engine<B, E>::unpin_locked(std::uint64_t serial, Submission& submission) {
   for (const std::uint64_t buffer : submission.buffers) {
     BufferSlot& slot = buffers_.at(buffer);
+    // pin_locked lists a submission once per buffer, in serial order, and submissions mostly retire oldest
+    // first: the search stops near the front.
     auto& uses = slot.uses;
-    const std::size_t before = uses.size();
-    uses.erase(std::remove_if(uses.begin(), uses.end(),
-                              [&](const engine_detail::BufferUse& use) { return use.submission == serial; }),
-               uses.end());
-    assert(before - uses.size() <= slot.uses_per_queue.at(submission.queue));
-    slot.uses_per_queue[submission.queue] -= static_cast<std::uint32_t>(before - uses.size());
+    const auto listed = std::find_if(uses.begin(), uses.end(),
+                                     [&](const engine_detail::BufferUse& use) { return use.submission == serial; });
+    if (listed == uses.end()) continue;
+    assert(slot.uses_per_queue.at(submission.queue) > 0);
+    uses.erase(listed);
+    slot.uses_per_queue[submission.queue]--;
   }
   for (const std::uint64_t program : submission.programs) {
     assert(programs_.at(program).submission_pins > 0);
@@ -236,11 +238,15 @@ Result<SubmissionId> Engine<B, E>::submit_locked(QueueIndex queue, std::span<con
   prepare_batch_locked(ops, batch);
   for (std::size_t index = 0; index < ops.size(); ++index) QUIESCE_TRY(translate_op_locked(ops[index], index, batch, false));
   add_dependencies_locked(queue, request.depends_on, batch);
-  std::vector<Command>& commands = scratch_commands_;
-  commands.clear();
-  commands.reserve(batch.waits_on.size() + batch.commands.size());
-  for (const std::uint64_t dependency : batch.waits_on) commands.push_back(Command::wait(submissions_.at(dependency).event.ref()));
-  commands.insert(commands.end(), batch.commands.begin(), batch.commands.end());
+  // The waits go first; a batch that waits for nothing is submitted as translated, without a copy.
+  if (!batch.waits_on.empty()) {
+    std::vector<Command>& waits = scratch_commands_;
+    waits.clear();
+    waits.reserve(batch.waits_on.size() + batch.commands.size());
+    for (const std::uint64_t dependency : batch.waits_on) waits.push_back(Command::wait(submissions_.at(dependency).event.ref()));
+    waits.insert(waits.end(), batch.commands.begin(), batch.commands.end());
+  }
+  const std::vector<Command>& commands = batch.waits_on.empty() ? batch.commands : scratch_commands_;
   counters_.cross_queue_waits += batch.waits_on.size();
 
   const std::uint64_t serial = next_serial();

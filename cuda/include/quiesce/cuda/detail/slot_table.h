@@ -19,6 +19,14 @@ class SlotTable {
 
   // The id of a new live slot holding `value`; std::nullopt when the table is at its bound.
   std::optional<std::uint64_t> insert(T value) {
+    const std::optional<std::uint64_t> id = insert_default();
+    if (id) *find(*id) = std::move(value);
+    return id;
+  }
+
+  // The id of a new live slot holding T{} (erase resets a freed slot), for the caller to fill in place
+  // through find(); std::nullopt when the table is at its bound.
+  std::optional<std::uint64_t> insert_default() {
     std::uint32_t index = 0;
     if (!free_.empty()) {
       index = free_.back();
@@ -32,7 +40,6 @@ class SlotTable {
     assert(!slot.live);
     slot.generation++;
     slot.live = true;
-    slot.value = std::move(value);
     live_count_++;
     return (std::uint64_t{slot.generation} << 32U) | (std::uint64_t{index} + 1);
   }
