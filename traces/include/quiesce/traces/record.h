@@ -253,6 +253,8 @@ struct Record {
 
 // Puts a record back to its defaults, keeping the storage of its vectors and strings for reuse.
 void reset_record(Record& record);
+// The same for a call's fields only (a recorder's call record, whose note fields it never writes).
+void reset_record(CallRecord& call);
 
 struct TraceHeader {
   std::uint32_t format_version = kFormatVersion;

@@ -346,7 +346,8 @@ class Recorder {
       const std::uint64_t now_ns = hooks_->now_ns();
       if (now_ns != last_clock_ns_) record_clock(now_ns);
     }
-    reset_record(scratch_);
+    // Only the call's fields: the recorder never writes this record's note fields, nor a note's call fields.
+    reset_record(scratch_.call);
     scratch_.kind = RecordKind::Call;
     scratch_.call.op = op;
     scratch_.call.subject = subject;
@@ -359,7 +360,7 @@ class Recorder {
   }
   void append_note(RecordKind kind, std::uint64_t call_index, std::string_view name, std::uint64_t value,
                    std::uint64_t count, std::string_view text, std::uint64_t ordinal = 0) {
-    reset_record(note_scratch_);
+    // Every note field is set below, so nothing of the last note is left to clear.
     note_scratch_.kind = kind;
     note_scratch_.note.call_index = call_index;
     note_scratch_.note.name = name;
