@@ -19,6 +19,7 @@ void hold(std::span<const std::byte> bytes, Payload& data) {
 
 }  // namespace
 
+// Every field of every command is written: `commands` may hold an earlier batch's, reused for their storage.
 void record_commands(Batch batch, std::vector<CommandRecord>& commands) {
   commands.resize(batch.size());
   for (std::size_t index = 0; index < batch.size(); ++index) {

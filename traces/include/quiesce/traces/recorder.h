@@ -211,6 +211,7 @@ class Recorder {
   }
   SubmitResult submit(const Queue& queue, Batch batch, SubmitOptions options) {
     CallRecord& call = begin(Op::Submit, queue.id());
+    call.commands.swap(kept_commands_);
     detail::record_commands(batch, call.commands);
     call.admission_timeout_ns = options.admission_timeout_ns;
     call.timing_requested = options.timing;
@@ -283,6 +284,7 @@ class Recorder {
   }
   Status capture(const Queue& queue, Batch batch) {
     CallRecord& call = begin(Op::Capture, queue.id());
+    call.commands.swap(kept_commands_);
     detail::record_commands(batch, call.commands);
     Status result = inner_.capture(queue, batch);
     note_plain(call, result);
@@ -346,7 +348,10 @@ class Recorder {
       const std::uint64_t now_ns = hooks_->now_ns();
       if (now_ns != last_clock_ns_) record_clock(now_ns);
     }
-    // Only the call's fields: the recorder never writes this record's note fields, nor a note's call fields.
+    // The last batch's commands are put aside with their storage (bindings, payload bytes) for the next
+    // batch to reuse, not freed. Then only the call's fields are cleared: the recorder never writes this
+    // record's note fields, nor a note's call fields.
+    if (!scratch_.call.commands.empty()) scratch_.call.commands.swap(kept_commands_);
     reset_record(scratch_.call);
     scratch_.kind = RecordKind::Call;
     scratch_.call.op = op;
@@ -407,6 +412,7 @@ class Recorder {
   std::uint64_t last_clock_ns_ = 0;
   Record scratch_;
   Record note_scratch_;
+  std::vector<CommandRecord> kept_commands_;  // the last batch's, for record_commands to write over
 };
 
 }  // namespace quiesce::traces
