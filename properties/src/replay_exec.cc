@@ -24,6 +24,13 @@ Handle<Tag> CallExecutor::handle(HandleKind kind, std::uint64_t recorded) const 
   return Handle<Tag>(found->id, found->epoch);
 }
 
+void CallExecutor::prefetch(const CallRecord& call) const {
+  const HandleKind subject = traces::subject_kind(call.op);
+  const HandleKind result = traces::result_kind(call.op);
+  if (call.subject != 0 && subject != HandleKind::None) maps_[static_cast<std::size_t>(subject)].prefetch(call.subject);
+  if (call.result_id != 0 && result != HandleKind::None) maps_[static_cast<std::size_t>(result)].prefetch(call.result_id);
+}
+
 void CallExecutor::learn(HandleKind kind, std::uint64_t recorded, std::uint64_t id, std::uint32_t epoch) {
   if (recorded == 0 || id == 0 || kind == HandleKind::None) return;
   maps_[static_cast<std::size_t>(kind)].set(recorded, Mapped{id, epoch});
