@@ -22,12 +22,17 @@ constexpr int kExitFaithful = 0;
 constexpr int kExitDiverged = 1;
 constexpr int kExitBadInput = 2;
 
+constexpr std::uint64_t kKindPrefetchAhead = 64;
+
 // Fault records name their kind and site; a replay hands them to the injector, so both must be known. One
 // pass both checks the names and lists the faults for the injector.
 traces::TraceResult<std::vector<faults::InjectedFault>> faults_to_replay(const traces::Trace& trace) {
   std::vector<faults::InjectedFault> list;
   for (std::uint64_t index = 0; index < trace.records.size(); ++index) {
     const traces::Record& record = trace.records[index];
+    // Only the kind is read of most records, one cache line each, far apart: fetched far enough ahead to
+    // cover a miss to memory, since checking a kind takes a few cycles.
+    if (index + kKindPrefetchAhead < trace.records.size()) __builtin_prefetch(&trace.records[index + kKindPrefetchAhead].kind);
     if (record.kind != traces::RecordKind::Fault) continue;
     const std::optional<faults::FaultKind> kind = faults::fault_kind_from_string(record.note.name);
     const std::optional<faults::Site> site = faults::site_from_string(record.note.detail);
@@ -48,7 +53,7 @@ traces::TraceResult<std::vector<faults::InjectedFault>> faults_to_replay(const t
 }
 
 // A record is several cache lines and the trace is far larger than the caches; the replay reads each
-// record twice (to issue its call, then to compare what the call recorded), so the next one is fetched
+// record twice (to issue its call, then to compare what the call recorded), so later ones are fetched
 // while this one runs.
 void prefetch_record(const traces::Record& record) {
   const char* const bytes = reinterpret_cast<const char*>(&record);
@@ -109,7 +114,11 @@ traces::TraceResult<ReplayReport> replay_trace(const traces::Trace& trace) {
     std::string problem;
     for (std::uint64_t index = 0; index < trace.records.size() && !sink.diverged(); ++index) {
       const traces::Record& record = trace.records[index];
-      if (index + 1 < trace.records.size()) prefetch_record(trace.records[index + 1]);
+      // The record after next is fetched; the next one, fetched a record ago, names the map slots to fetch.
+      if (index + 2 < trace.records.size()) prefetch_record(trace.records[index + 2]);
+      if (index + 1 < trace.records.size() && trace.records[index + 1].kind == traces::RecordKind::Call) {
+        executor.prefetch(trace.records[index + 1].call);
+      }
       if (record.kind != traces::RecordKind::Call) continue;
       if (!executor.execute(record.call, problem)) return traces::TraceError{problem, traces::TraceError::Where::Record, index};
       report.calls_replayed++;

@@ -3,6 +3,7 @@
 // Handles are plain (id, epoch) values and a mapping outlives the handle's release, so a consumed handle
 // that a recording used again is passed on stale exactly as it was recorded, and the layers below answer it
 // as they did the first time. An id whose creator is not in this run becomes an empty handle.
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -14,6 +15,8 @@ using traces::CallRecord;
 using traces::HandleKind;
 using traces::Op;
 
+constexpr std::size_t kCommandsPrefetchedMax = 4;
+
 CallExecutor::CallExecutor(RecordedStack& top) : top_(&top), budget_(std::numeric_limits<std::uint64_t>::max() / 2) {}
 
 template <class Tag>
@@ -22,6 +25,21 @@ Handle<Tag> CallExecutor::handle(HandleKind kind, std::uint64_t recorded) const 
   const Mapped* found = maps_[static_cast<std::size_t>(kind)].find(recorded);
   if (found == nullptr) return Handle<Tag>{};
   return Handle<Tag>(found->id, found->epoch);
+}
+
+void CallExecutor::prefetch(const CallRecord& call) const {
+  const HandleKind subject = traces::subject_kind(call.op);
+  const HandleKind result = traces::result_kind(call.op);
+  if (call.subject != 0 && subject != HandleKind::None) maps_[static_cast<std::size_t>(subject)].prefetch(call.subject);
+  if (call.result_id != 0 && result != HandleKind::None) maps_[static_cast<std::size_t>(result)].prefetch(call.result_id);
+  // A batch's command records are allocations of their own, apart from the record: the first few are fetched.
+  const std::size_t commands = std::min<std::size_t>(call.commands.size(), kCommandsPrefetchedMax);
+  for (std::size_t index = 0; index < commands; ++index) {
+    const traces::CommandRecord& command = call.commands[index];
+    __builtin_prefetch(&command.kind);
+    __builtin_prefetch(&command.bindings);
+    __builtin_prefetch(&command.data);
+  }
 }
 
 void CallExecutor::learn(HandleKind kind, std::uint64_t recorded, std::uint64_t id, std::uint32_t epoch) {

@@ -22,6 +22,9 @@ class CallExecutor {
 
   // Issues `call`. False with `problem` set when the record asks for more than a replay may allocate.
   bool execute(const traces::CallRecord& call, std::string& problem);
+  // Fetches into the cache the map slots that executing `call` will look up or fill (its subject and the
+  // handle it creates): the maps are far larger than the caches by the end of a long trace.
+  void prefetch(const traces::CallRecord& call) const;
 
  private:
   struct Mapped {
@@ -32,6 +35,7 @@ class CallExecutor {
   // Looked up, never iterated, so no order can reach a result.
   class IdMap {
    public:
+    void prefetch(std::uint64_t key) const { __builtin_prefetch(&slots_[slot_of(key)]); }
     const Mapped* find(std::uint64_t key) const {
       for (std::size_t at = slot_of(key);; at = (at + 1) & (slots_.size() - 1)) {
         if (slots_[at].key == key) return &slots_[at].value;

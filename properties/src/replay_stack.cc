@@ -13,12 +13,7 @@ RecordedSimStack::RecordedSimStack(const RunConfig& config, const faults::Plan& 
 
 RecordedSimStack::~RecordedSimStack() {
   // Schedule records after the last call (a decision made once every call was done) end the recording.
-  if (following_) {
-    for (; schedules_done_ < schedules_.size(); ++schedules_done_) {
-      const traces::NoteRecord& note = schedules_[schedules_done_];
-      top_.record_schedule(note.name, note.value, note.count);
-    }
-  }
+  if (followed_ != nullptr) walk_recording(kNoCall);
   top_.set_hooks(nullptr);
 }
 
@@ -28,31 +23,44 @@ void RecordedSimStack::on_decision(sim::FiberId chosen, std::size_t runnable, st
 
 void RecordedSimStack::follow(const std::vector<traces::Record>& records) {
   following_ = true;
+  followed_ = &records;
+  followed_next_ = 0;
+  followed_calls_ = 0;
+  followed_clock_ns_ = 0;
   clock_before_.clear();
-  schedules_.clear();
-  schedules_done_ = 0;
-  std::uint64_t clock_ns = 0;
-  for (const traces::Record& record : records) {
-    if (record.kind == traces::RecordKind::Clock) clock_ns = record.note.value;
-    if (record.kind == traces::RecordKind::Schedule) schedules_.push_back(record.note);
-    if (record.kind == traces::RecordKind::Call) clock_before_.push_back(clock_ns);
-  }
 }
 
 void RecordedSimStack::follow_clock(std::vector<std::uint64_t> clock_before_call) {
   following_ = true;
+  followed_ = nullptr;
   clock_before_ = std::move(clock_before_call);
-  schedules_.clear();
-  schedules_done_ = 0;
 }
 
 void RecordedSimStack::catch_up(std::uint64_t call_index) {
-  for (; schedules_done_ < schedules_.size() && schedules_[schedules_done_].call_index <= call_index; ++schedules_done_) {
-    const traces::NoteRecord& note = schedules_[schedules_done_];
-    top_.record_schedule(note.name, note.value, note.count);
-  }
   // advance_to fires every device event due by then, in the order the recording's run fired them.
+  if (followed_ != nullptr) {
+    if (walk_recording(call_index)) device_.advance_to(followed_clock_ns_);
+    return;
+  }
   if (call_index < clock_before_.size()) device_.advance_to(clock_before_[call_index]);
+}
+
+// The records are walked once, alongside the replay, rather than listed beforehand: the replay has just read
+// the records before call `call_index`, so they are still in the cache.
+bool RecordedSimStack::walk_recording(std::uint64_t call_index) {
+  const std::vector<traces::Record>& records = *followed_;
+  for (; followed_next_ < records.size(); ++followed_next_) {
+    const traces::Record& record = records[followed_next_];
+    if (record.kind == traces::RecordKind::Call) {
+      if (followed_calls_ == call_index) return true;  // stays here: the next walk passes over it
+      ++followed_calls_;
+    } else if (record.kind == traces::RecordKind::Clock) {
+      followed_clock_ns_ = record.note.value;
+    } else if (record.kind == traces::RecordKind::Schedule) {
+      top_.record_schedule(record.note.name, record.note.value, record.note.count);
+    }
+  }
+  return false;
 }
 
 void RecordedSimStack::after_call(std::uint64_t call_index) {

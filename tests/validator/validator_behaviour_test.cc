@@ -2,9 +2,16 @@
 // device loss), the two modes, refusal errors, readable reports and the storage bound.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "harness.h"
+#include "quiesce/core/prng.h"
+#include "quiesce/core/validator/checker.h"
 #include "tiny_backend.h"
 
 namespace quiesce::testing {
@@ -191,6 +198,59 @@ TEST(Reports, ForgottenReleasedHandlesAreStillReported) {
   EXPECT_FALSE(validator.buffer_info(first_copy).ok());
   EXPECT_FALSE(validator.buffer_info(second_copy).ok());
   EXPECT_EQ(rules_of(validator), (std::vector<Rule>{Rule::CallerUnknownHandle, Rule::CallerUseAfterRelease}));
+}
+
+// The poison search against its definition, a byte at a time: the first run of at least kPoisonRunMin sink
+// bytes that still equal their poison. The sinks mix the three things the word-at-a-time search tells apart:
+// data bytes, single bytes that happen to equal their poison (one data byte in two here, far above real
+// data's one in 256) and planted runs of every length around the minimum, across word and segment edges.
+std::uint64_t first_poison_run_by_bytes(const std::vector<std::byte>& bytes, const std::vector<std::byte>& poison) {
+  std::uint64_t run_length = 0;
+  for (std::uint64_t position = 0; position < bytes.size(); ++position) {
+    run_length = bytes[position] == poison[position] ? run_length + 1 : 0;
+    if (run_length >= kPoisonRunMin) return position + 1 - run_length;
+  }
+  return UINT64_MAX;
+}
+
+TEST(ReadPoison, TheSearchFindsTheFirstRunExactlyAsByteByByte) {
+  Prng prng(20261203);
+  std::uint64_t runs_found = 0;
+  for (std::uint64_t round = 0; round < 4000; ++round) {
+    const std::size_t size = static_cast<std::size_t>(prng.below(300));
+    const std::uint64_t salt = prng.next();
+    std::vector<std::byte> poison(size);
+    const std::span<std::byte> whole(poison);
+    poison_sink(ByteSink{std::span(&whole, 1)}, salt);
+    std::vector<std::byte> bytes(size);
+    for (std::size_t position = 0; position < size; ++position) {
+      bytes[position] = prng.below(2) == 0 ? poison[position] : static_cast<std::byte>(prng.below(256));
+    }
+    for (std::uint64_t plant = prng.below(3); plant > 0 && size > 0; --plant) {
+      const std::size_t start = static_cast<std::size_t>(prng.below(size));
+      const std::size_t length = std::min<std::size_t>(4 + prng.below(9), size - start);
+      std::copy_n(poison.begin() + static_cast<std::ptrdiff_t>(start), length, bytes.begin() + static_cast<std::ptrdiff_t>(start));
+      if (start + length < size) bytes[start + length] = poison[start + length] ^ std::byte{0x01};
+    }
+    // The same bytes cut into up to three segments at random places.
+    std::size_t first_cut = size == 0 ? 0 : static_cast<std::size_t>(prng.below(size + 1));
+    std::size_t second_cut = size == 0 ? 0 : static_cast<std::size_t>(prng.below(size + 1));
+    if (first_cut > second_cut) std::swap(first_cut, second_cut);
+    const std::array<std::span<std::byte>, 3> segments = {std::span<std::byte>(bytes).first(first_cut),
+                                                          std::span<std::byte>(bytes).subspan(first_cut, second_cut - first_cut),
+                                                          std::span<std::byte>(bytes).subspan(second_cut)};
+    const std::uint64_t expected = first_poison_run_by_bytes(bytes, poison);
+    const std::span<std::byte> single(bytes);
+    EXPECT_EQ(find_poison_run(ByteSink{std::span(&single, 1)}, salt), expected) << "round " << round;
+    EXPECT_EQ(find_poison_run(ByteSink{segments}, salt), expected) << "round " << round << ", in segments";
+    std::vector<std::uint64_t> kept;
+    std::vector<std::byte> scratch(size);
+    const std::span<std::byte> scratch_segment(scratch);
+    poison_sink(ByteSink{std::span(&scratch_segment, 1)}, salt, kept);
+    EXPECT_EQ(find_poison_run(ByteSink{segments}, salt, kept), expected) << "round " << round << ", kept words";
+    if (expected != UINT64_MAX) ++runs_found;
+  }
+  EXPECT_GT(runs_found, 1000U) << "the sinks must hold runs for the search to find";
 }
 
 TEST(Reports, AFullInvocationSetIsReportedNotIgnored) {

@@ -202,11 +202,9 @@ std::string_view name_of(Access value) {
   return "unknown-access";
 }
 
-// Field by field rather than `call = CallRecord{}`: decoding calls this once per record, and rebuilding the
-// whole struct (and freeing its buffers) was a quarter of the decode time.
-void reset(Record& record) {
-  record.kind = RecordKind::Call;
-  CallRecord& call = record.call;
+namespace {
+
+void reset_call(CallRecord& call) {
   call.op = Op::DeviceInfo;
   call.subject = 0;
   call.offset = 0;
@@ -242,6 +240,15 @@ void reset(Record& record) {
   call.data_hash = 0;
   call.outputs.clear();
   call.output_text.clear();
+}
+
+}  // namespace
+
+// Field by field rather than `call = CallRecord{}`: decoding calls this once per record, and rebuilding the
+// whole struct (and freeing its buffers) was a quarter of the decode time.
+void reset(Record& record) {
+  record.kind = RecordKind::Call;
+  reset_call(record.call);
   NoteRecord& note = record.note;
   note.call_index = 0;
   note.value = 0;
@@ -252,4 +259,7 @@ void reset(Record& record) {
 }
 
 }  // namespace detail
+
+void reset_record(CallRecord& call) { detail::reset_call(call); }
+
 }  // namespace quiesce::traces

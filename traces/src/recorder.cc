@@ -1,8 +1,25 @@
 // The non-template half of the Recorder: turning batches, byte segments and query results into records.
 #include "quiesce/traces/recorder.h"
 
-namespace quiesce::traces::detail {
+#include <optional>
 
+#include "quiesce/core/seeded_bytes.h"
+
+namespace quiesce::traces::detail {
+namespace {
+
+// Seeded bytes (core/seeded_bytes.h) are held as their seed and length, as the binary reader holds them: the
+// bytes are looked at once, here, and not copied; comparing the record with a decoded one is then comparing
+// two seeds, and writing it writes the seed without looking at the bytes again. Any other bytes are copied.
+void hold(std::span<const std::byte> bytes, Payload& data) {
+  const std::optional<std::uint64_t> seed = seed_of_seeded_bytes(bytes);
+  if (seed.has_value()) return data.assign_seeded(*seed, bytes.size());
+  data.assign(bytes);
+}
+
+}  // namespace
+
+// Every field of every command is written: `commands` may hold an earlier batch's, reused for their storage.
 void record_commands(Batch batch, std::vector<CommandRecord>& commands) {
   commands.resize(batch.size());
   for (std::size_t index = 0; index < batch.size(); ++index) {
@@ -23,7 +40,7 @@ void record_commands(Batch batch, std::vector<CommandRecord>& commands) {
     for (std::size_t binding = 0; binding < command.bindings.size(); ++binding) {
       record.bindings[binding] = BindingRecord{command.bindings[binding].buffer.id, command.bindings[binding].access};
     }
-    record.data.assign(command.data);
+    hold(command.data, record.data);
   }
 }
 
@@ -42,7 +59,7 @@ std::uint64_t hash_segments(std::span<const std::span<std::byte>> segments) {
 }
 
 void copy_segments(std::span<const std::span<const std::byte>> segments, Payload& data) {
-  if (segments.size() == 1) return data.assign(segments[0]);
+  if (segments.size() == 1) return hold(segments[0], data);
   data.clear();
   std::vector<std::byte>& bytes = data.expand();
   for (const auto& segment : segments) bytes.insert(bytes.end(), segment.begin(), segment.end());

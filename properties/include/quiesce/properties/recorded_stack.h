@@ -64,6 +64,8 @@ class RecordedSimStack final : public traces::RecorderHooks, public sim::Schedul
 
   // Replays a recording's notes that the calls themselves do not cause: before call n, the schedule
   // records naming n and the virtual time call n began at; after the last call, the schedule records left.
+  // `records` must pass traces::validate_trace (each schedule record names the call after it) and outlive
+  // the stack: they are walked alongside the calls, not copied.
   void follow(const std::vector<traces::Record>& records);
   // Only the time: `clock_before_call[n]` is when call n of this run began in the recording (shrinking,
   // which drops calls, keeps each kept call's own time).
@@ -87,10 +89,16 @@ class RecordedSimStack final : public traces::RecorderHooks, public sim::Schedul
   std::string schedule_name_ = "fiber";
   // Following a recording.
   void catch_up(std::uint64_t call_index);
+  // Writes the schedule records and notes the clock of the records up to the recording's call `call_index`;
+  // true when there is such a call, false once the walk reached the end.
+  bool walk_recording(std::uint64_t call_index);
+  static constexpr std::uint64_t kNoCall = UINT64_MAX;
   bool following_ = false;
-  std::vector<std::uint64_t> clock_before_;  // by call index of this run
-  std::vector<traces::NoteRecord> schedules_;  // recorded schedule notes, in order
-  std::size_t schedules_done_ = 0;
+  const std::vector<traces::Record>* followed_ = nullptr;  // follow(records)
+  std::size_t followed_next_ = 0;                          // the first record not walked yet
+  std::uint64_t followed_calls_ = 0;                       // call records walked
+  std::uint64_t followed_clock_ns_ = 0;                    // the last clock record walked
+  std::vector<std::uint64_t> clock_before_;                // follow_clock: by call index of this run
 };
 
 }  // namespace quiesce::properties

@@ -10,6 +10,7 @@
 // new one, then the oldest, so it may miss a race but never invents one.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -25,9 +26,8 @@ struct VectorClock {
   std::array<std::uint32_t, kAgentsMax> ticks{};
 
   void join(const VectorClock& other) {
-    for (std::uint32_t agent = 0; agent < kAgentsMax; ++agent) {
-      if (other.ticks[agent] > ticks[agent]) ticks[agent] = other.ticks[agent];
-    }
+    // Without a branch per agent, so that the compiler can take several agents per instruction.
+    for (std::uint32_t agent = 0; agent < kAgentsMax; ++agent) ticks[agent] = std::max(ticks[agent], other.ticks[agent]);
   }
   // Whether the access (agent, tick) is known to have happened before anything stamped with this clock.
   bool covers(std::uint32_t agent, std::uint32_t tick) const { return ticks[agent] >= tick; }

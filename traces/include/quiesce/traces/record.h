@@ -181,16 +181,21 @@ struct CommandRecord {
 };
 
 struct CallRecord {
+  // The handles, which whole-trace validation reads of every call, come first: with the record's kind they
+  // share its first cache line, and a trace is far larger than the caches (DESIGN §9, replay speed).
   Op op = Op::DeviceInfo;
+  std::uint32_t result_epoch = 0;       // result: the epoch of result_id
+  std::uint64_t subject = 0;            // id of the handle the call acts on (subject_kind(op)); 0 when none
+  std::uint64_t result_id = 0;          // result: the created handle, or the live handle a rejected release returns
+  std::vector<CommandRecord> commands;  // submit, capture
+  std::uint64_t queue = 0;              // allocate_buffer: the ordering queue of a stream-ordered allocation
   // ---- arguments ----
-  std::uint64_t subject = 0;     // id of the handle the call acts on (subject_kind(op)); 0 when none
   std::uint64_t offset = 0;      // write_buffer, read_buffer
   std::uint64_t size = 0;        // read_buffer: bytes asked for; allocate_buffer: bytes
   std::uint64_t timeout_ns = 0;  // synchronize, wait_event
   std::uint32_t flags = 0;       // context and queue flags; allocate_buffer: the BufferUsage bits
   std::int32_t priority = 0;     // create_queue
   std::uint8_t mode = 0;         // allocate_buffer: AllocationMode; load_program: ArtifactFormat
-  std::uint64_t queue = 0;       // allocate_buffer: the ordering queue of a stream-ordered allocation
   std::string name;              // load_program: the kernel name
   std::uint64_t payload_hash = 0;
   std::uint64_t payload_bytes = 0;
@@ -198,15 +203,12 @@ struct CallRecord {
   std::uint64_t admission_timeout_ns = 0;  // submit options
   bool timing_requested = false;
   std::uint64_t invocation = 0;
-  std::vector<CommandRecord> commands;  // submit, capture
   std::vector<std::uint64_t> layout;    // install_pools: block sizes
   Payload data;                         // write_buffer: the bytes written
   // ---- result ----
   std::uint8_t status = 0;  // read by status_kind(op)
   bool has_error = false;
   ErrorValue error;
-  std::uint64_t result_id = 0;  // the created handle, or the live handle a rejected release returns
-  std::uint32_t result_epoch = 0;
   std::uint32_t commands_enqueued = 0;            // submit
   EventState state = EventState::Pending;         // wait_event: the state of the receipt
   std::optional<TimingReceipt> timing;            // poll_event, wait_event
@@ -253,6 +255,8 @@ struct Record {
 
 // Puts a record back to its defaults, keeping the storage of its vectors and strings for reuse.
 void reset_record(Record& record);
+// The same for a call's fields only (a recorder's call record, whose note fields it never writes).
+void reset_record(CallRecord& call);
 
 struct TraceHeader {
   std::uint32_t format_version = kFormatVersion;

@@ -211,6 +211,7 @@ class Recorder {
   }
   SubmitResult submit(const Queue& queue, Batch batch, SubmitOptions options) {
     CallRecord& call = begin(Op::Submit, queue.id());
+    call.commands.swap(kept_commands_);
     detail::record_commands(batch, call.commands);
     call.admission_timeout_ns = options.admission_timeout_ns;
     call.timing_requested = options.timing;
@@ -283,6 +284,7 @@ class Recorder {
   }
   Status capture(const Queue& queue, Batch batch) {
     CallRecord& call = begin(Op::Capture, queue.id());
+    call.commands.swap(kept_commands_);
     detail::record_commands(batch, call.commands);
     Status result = inner_.capture(queue, batch);
     note_plain(call, result);
@@ -346,7 +348,11 @@ class Recorder {
       const std::uint64_t now_ns = hooks_->now_ns();
       if (now_ns != last_clock_ns_) record_clock(now_ns);
     }
-    reset_record(scratch_);
+    // The last batch's commands are put aside with their storage (bindings, payload bytes) for the next
+    // batch to reuse, not freed. Then only the call's fields are cleared: the recorder never writes this
+    // record's note fields, nor a note's call fields.
+    if (!scratch_.call.commands.empty()) scratch_.call.commands.swap(kept_commands_);
+    reset_record(scratch_.call);
     scratch_.kind = RecordKind::Call;
     scratch_.call.op = op;
     scratch_.call.subject = subject;
@@ -359,7 +365,7 @@ class Recorder {
   }
   void append_note(RecordKind kind, std::uint64_t call_index, std::string_view name, std::uint64_t value,
                    std::uint64_t count, std::string_view text, std::uint64_t ordinal = 0) {
-    reset_record(note_scratch_);
+    // Every note field is set below, so nothing of the last note is left to clear.
     note_scratch_.kind = kind;
     note_scratch_.note.call_index = call_index;
     note_scratch_.note.name = name;
@@ -406,6 +412,7 @@ class Recorder {
   std::uint64_t last_clock_ns_ = 0;
   Record scratch_;
   Record note_scratch_;
+  std::vector<CommandRecord> kept_commands_;  // the last batch's, for record_commands to write over
 };
 
 }  // namespace quiesce::traces
