@@ -402,8 +402,13 @@ class BinaryIn {
   // `count` commands with every field at its default, reusing the commands (and their vectors' storage) of
   // earlier batches: the last batch's list is taken whole, and what it lacks or leaves over moves to or
   // from the spare commands.
-  void reuse_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
+  QUIESCE_HOT void reuse_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
     if (items.empty()) items.swap(state_.kept_commands);
+    if (items.size() != count) [[unlikely]] resize_commands(items, count);
+    for (CommandRecord& command : items) reset_command(command);
+  }
+  // Moves commands between the list and the spare ones until the list holds `count`.
+  void resize_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
     std::vector<CommandRecord>& spare = state_.spare_commands;
     while (items.size() > count) {
       spare.push_back(std::move(items.back()));
@@ -417,9 +422,8 @@ class BinaryIn {
         spare.pop_back();
       }
     }
-    for (CommandRecord& command : items) reset_command(command);
   }
-  static void reset_command(CommandRecord& command) {
+  QUIESCE_HOT static void reset_command(CommandRecord& command) {
     command.kind = CommandKind::Launch;
     command.mode = LaunchMode::Normal;
     command.program = 0;
