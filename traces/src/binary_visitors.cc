@@ -2,13 +2,11 @@
 //
 // Decoding is the hot direction (DESIGN §9: 50 M events/s): each op and note kind has its own decoder, an
 // instantiation of the field list with the op known at compile time, picked from a table by the record's
-// tag; a field's bounds check and the record's error state are one comparison of the cursor with the end
-// (a failed field moves the end to the cursor, so every later field fails fast), and the error text is built
-// only when a record is refused.
+// tag. The decoder reads the common case of each field inline and leaves every other case, and so every
+// refusal and its text, to FieldReader (binary_field_reader.h); a failed field moves the end to the cursor,
+// so every later field of the record fails fast.
 #include <array>
-#include <bit>
 #include <cassert>
-#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
