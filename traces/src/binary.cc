@@ -163,8 +163,9 @@ TraceResult<BinaryReader> BinaryReader::open(std::span<const std::byte> bytes) {
 
 std::uint64_t BinaryReader::records_read() const { return state_->records; }
 
-TraceResult<const Record*> BinaryReader::next() {
-  detail::DecodeState& state = *state_;
+// Everything of BinaryReader::next (binary_visitors.cc) but a record: a finished reader (its cursor is at the
+// end), the end of the input, too many records, or the footer (the record count and digest, then nothing).
+TraceResult<const Record*> detail::read_footer(detail::DecodeState& state, TraceFooter& footer) {
   if (state.done) return nullptr;
   const auto offset = [&state](const std::byte* at) { return static_cast<std::uint64_t>(at - state.begin); };
   if (state.cursor == state.end) {
@@ -174,13 +175,7 @@ TraceResult<const Record*> BinaryReader::next() {
   if (state.records >= kRecordsMax) {
     return TraceError{"the trace has more than " + std::to_string(kRecordsMax) + " records", TraceError::Where::Byte, offset(state.cursor)};
   }
-  const auto tag = static_cast<std::uint8_t>(*state.cursor++);
-  if (tag != detail::kEndTag) {
-    if (!detail::decode_record_body(state, tag, state.error)) [[unlikely]] return state.error;
-    return &state.record;
-  }
-  // The footer: record count and digest, then nothing.
-  const std::byte* footer_at = state.cursor - 1;
+  const std::byte* footer_at = state.cursor++;
   const std::span<const std::byte> covered(state.begin, static_cast<std::size_t>(footer_at - state.begin));
   std::uint64_t count = 0;
   unsigned shift = 0;
@@ -213,10 +208,11 @@ TraceResult<const Record*> BinaryReader::next() {
                           ": the header or a record was corrupted",
                       TraceError::Where::Byte, offset(footer_at)};
   }
-  footer_ = TraceFooter{count, stored_digest};
+  footer = TraceFooter{count, stored_digest};
   state.done = true;
   return nullptr;
 }
+
 
 // ---- whole traces ----
 

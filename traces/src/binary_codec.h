@@ -70,8 +70,7 @@ inline std::int64_t unzigzag(std::uint64_t value) {
 // Appends one record's encoding (tag included) to `out`.
 void encode_record(EncodeState& state, const Record& record, std::vector<std::byte>& out);
 
-// Decodes the record after the tag that was already read into `state.record`. False with `error` set on bad
-// input; the record then holds only defaults.
-bool decode_record_body(DecodeState& state, std::uint8_t tag, TraceError& error);
+// What BinaryReader::next does at a tag of 0 or where no record can start: the footer, or why there is none.
+TraceResult<const Record*> read_footer(DecodeState& state, TraceFooter& footer);
 
 }  // namespace quiesce::traces::detail

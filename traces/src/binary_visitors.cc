@@ -2,25 +2,22 @@
 //
 // Decoding is the hot direction (DESIGN §9: 50 M events/s): each op and note kind has its own decoder, an
 // instantiation of the field list with the op known at compile time, picked from a table by the record's
-// tag; a field's bounds check and the record's error state are one comparison of the cursor with the end
-// (a failed field moves the end to the cursor, so every later field fails fast), and the error text is built
-// only when a record is refused.
+// tag. The decoder reads the common case of each field inline and leaves every other case, and so every
+// refusal and its text, to FieldReader (binary_field_reader.h); a failed field moves the end to the cursor,
+// so every later field of the record fails fast.
 #include <array>
-#include <bit>
 #include <cassert>
-#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
 
 #include "binary_codec.h"
+#include "binary_field_reader.h"
 #include "quiesce/core/seeded_bytes.h"
-#include "text_util.h"
+#include "quiesce/traces/codec.h"
 
 namespace quiesce::traces::detail {
-
-static_assert(std::endian::native == std::endian::little, "the decoder reads varints as little-endian words");
 
 void put_varint(std::vector<std::byte>& out, std::uint64_t value) {
   while (value >= 0x80) {
@@ -137,27 +134,36 @@ class BinaryOut {
   std::vector<std::byte>& out_;
 };
 
-// status_count of every op, read once from the op table (record.cc).
-const std::array<std::uint8_t, kOpCount> kStatusCounts = [] {
-  std::array<std::uint8_t, kOpCount> counts{};
-  for (std::size_t op = 0; op < kOpCount; ++op) counts[op] = status_count(static_cast<Op>(op));
-  return counts;
-}();
-
 #define QUIESCE_HOT [[gnu::always_inline]] inline
-#define QUIESCE_COLD [[gnu::noinline, gnu::cold]]
 
+// A varint of 2 to 8 bytes at `at`, with at least 10 bytes left: the position after it and its value; null
+// for anything else. Out of line, so that each field's inline code is its one-byte case only (a submit's
+// decoder reads some 25 fields).
+struct VarintRead {
+  const std::byte* next;
+  std::uint64_t value;
+};
+[[gnu::noinline]] VarintRead read_multibyte_varint(const std::byte* at, const std::byte* end) {
+  VarintRead read{nullptr, 0};
+  if (end - at < 10) [[unlikely]] return read;
+  const unsigned length = read_varint_word(at, read.value);
+  if (length != 0) [[likely]] read.next = at + length;
+  return read;
+}
+
+// Reads a record's fields: the common case of each inline, anything else (FieldReader) out of line. The
+// visitor's address is never taken (the field lists' lambdas are inlined, FieldReader gets a copy of the
+// position), so that its cursor and end stay in registers from the record's first field to its last.
 class BinaryIn {
  public:
   BinaryIn(DecodeState& state, TraceError& error, RecordKind kind, Op op)
-      : state_(state), cursor_(state.cursor), end_(state.end), error_(error), kind_(kind), op_(op) {}
+      : state_(state), error_(error), cursor_(state.cursor), end_(state.end), kind_(kind), op_(op) {}
 
   // Hands the position back to the state. False when a field was refused (`error` says why).
   bool finish() {
     state_.cursor = cursor_;
     return !failed_;
   }
-  bool failed() const { return failed_; }
 
   QUIESCE_HOT void u8(const char* key, std::uint8_t& value, std::uint8_t count) {
     if (cursor_ != end_) [[likely]] {
@@ -168,28 +174,42 @@ class BinaryIn {
         return;
       }
     }
-    u8_refused(key, count);
+    exactly([key, &value, count](FieldReader& reader) { reader.u8(key, value, count); });
   }
   QUIESCE_HOT void u32(const char* key, std::uint32_t& value) {
     const std::byte* start = cursor_;
     std::uint64_t read = 0;
-    if (!varint(key, read)) return;
-    if (read > UINT32_MAX) [[unlikely]] return fail_at(start, key, "is " + std::to_string(read) + ", which does not fit 32 bits");
-    value = static_cast<std::uint32_t>(read);
+    if (next_varint(read) && read <= UINT32_MAX) [[likely]] {
+      value = static_cast<std::uint32_t>(read);
+      return;
+    }
+    cursor_ = start;
+    exactly([key, &value](FieldReader& reader) { reader.u32(key, value); });
   }
-  QUIESCE_HOT void u64(const char* key, std::uint64_t& value) { (void)varint(key, value); }
+  QUIESCE_HOT void u64(const char* key, std::uint64_t& value) {
+    if (next_varint(value)) [[likely]] return;
+    exactly([key, &value](FieldReader& reader) { reader.u64(key, value); });
+  }
   QUIESCE_HOT void i32(const char* key, std::int32_t& value) {
     const std::byte* start = cursor_;
     std::uint64_t read = 0;
-    if (!varint(key, read)) return;
-    const std::int64_t signed_value = unzigzag(read);
-    if (signed_value < INT32_MIN || signed_value > INT32_MAX) [[unlikely]] return fail_at(start, key, "does not fit 32 bits");
-    value = static_cast<std::int32_t>(signed_value);
+    if (next_varint(read)) [[likely]] {
+      const std::int64_t signed_value = unzigzag(read);
+      if (signed_value >= INT32_MIN && signed_value <= INT32_MAX) [[likely]] {
+        value = static_cast<std::int32_t>(signed_value);
+        return;
+      }
+    }
+    cursor_ = start;
+    exactly([key, &value](FieldReader& reader) { reader.i32(key, value); });
   }
   QUIESCE_HOT void fixed64(const char* key, std::uint64_t& value) {
-    if (!need(key, 8)) return;
-    value = load_fixed64(cursor_);
-    cursor_ += 8;
+    if (end_ - cursor_ >= 8) [[likely]] {
+      value = load_fixed64(cursor_);
+      cursor_ += 8;
+      return;
+    }
+    exactly([key, &value](FieldReader& reader) { reader.fixed64(key, value); });
   }
   QUIESCE_HOT void flag(const char* key, bool& value) {
     std::uint8_t read = 0;
@@ -204,65 +224,105 @@ class BinaryIn {
   }
   QUIESCE_HOT void id(const char* key, HandleKind kind, std::uint64_t& value) {
     std::uint64_t read = 0;
-    if (!varint(key, read)) return;
-    if (read == 0) {
-      value = 0;
+    if (next_varint(read)) [[likely]] {
+      if (read == 0) {
+        value = 0;
+        return;
+      }
+      std::uint64_t& last = state_.last_id[static_cast<std::size_t>(kind)];
+      value = last + static_cast<std::uint64_t>(unzigzag(read - 1));
+      last = value;
       return;
     }
-    std::uint64_t& last = state_.last_id[static_cast<std::size_t>(kind)];
-    value = last + static_cast<std::uint64_t>(unzigzag(read - 1));
-    last = value;
+    exactly([key, kind, &value](FieldReader& reader) { reader.id(key, kind, value); });
   }
   QUIESCE_HOT void call_index(const char* key, std::uint64_t& value) {
     std::uint64_t read = 0;
-    if (varint(key, read)) value = state_.calls + static_cast<std::uint64_t>(unzigzag(read));
+    if (next_varint(read)) [[likely]] {
+      value = state_.calls + static_cast<std::uint64_t>(unzigzag(read));
+      return;
+    }
+    exactly([key, &value](FieldReader& reader) { reader.call_index(key, value); });
   }
   QUIESCE_HOT void clock(const char* key, std::uint64_t& value) {
     std::uint64_t read = 0;
-    if (!varint(key, read)) return;
-    value = state_.last_clock_ns + static_cast<std::uint64_t>(unzigzag(read));
-    state_.last_clock_ns = value;
+    if (next_wide_varint(read)) [[likely]] {
+      value = state_.last_clock_ns + static_cast<std::uint64_t>(unzigzag(read));
+      state_.last_clock_ns = value;
+      return;
+    }
+    exactly([key, &value](FieldReader& reader) { reader.clock(key, value); });
   }
+  // A string defined before; a new one is FieldReader's.
   QUIESCE_HOT void text(const char* key, std::string& value) {
     const std::byte* start = cursor_;
     std::uint64_t index = 0;
-    if (!varint(key, index)) return;
-    if (index < state_.interned.size()) [[likely]] {
+    if (next_varint(index) && index < state_.interned.size()) [[likely]] {
       value = state_.interned[index];
       return;
     }
-    define_text(start, key, index, value);
+    cursor_ = start;
+    exactly([key, &value](FieldReader& reader) { reader.text(key, value); });
   }
+  // A seed within its bounds, or bytes that are not seeded bytes (version 2), or bytes (version 1).
   QUIESCE_HOT void bytes(const char* key, Payload& value) {
-    if (state_.version < kSeededBytesVersion) return raw_bytes(key, value);
     const std::byte* start = cursor_;
     std::uint64_t head = 0;
-    if (!varint(key, head)) return;
-    if ((head & 1U) != 0) return seeded_bytes(start, key, head >> 1U, value);
-    const std::uint64_t length = head >> 1U;
-    if (length > kDataBytesMax || length > static_cast<std::uint64_t>(end_ - cursor_)) [[unlikely]] {
-      return length_refused(start, key, length, kDataBytesMax);
+    if (next_varint(head)) [[likely]] {
+      const auto left = static_cast<std::uint64_t>(end_ - cursor_);
+      if (state_.version < kSeededBytesVersion) [[unlikely]] {
+        if (head <= kDataBytesMax && head <= left) {
+          value.assign(std::span<const std::byte>(cursor_, head));
+          cursor_ += head;
+          return;
+        }
+      } else if ((head & 1U) != 0) {
+        const std::uint64_t length = head >> 1U;
+        if (length >= kSeededBytesMin && length <= kDataBytesMax && length <= kSeededBytesTotalMax - state_.seeded_bytes &&
+            left >= 8) [[likely]] {
+          value.assign_seeded(load_fixed64(cursor_), length);
+          cursor_ += 8;
+          state_.seeded_bytes += length;
+          return;
+        }
+      } else {
+        const std::uint64_t length = head >> 1U;
+        const std::span<const std::byte> bytes(cursor_, length <= left ? length : 0);
+        if (length <= kDataBytesMax && length <= left &&
+            (length < kSeededBytesMin || !seed_of_seeded_bytes(bytes).has_value())) [[likely]] {
+          value.assign(bytes);
+          cursor_ += length;
+          return;
+        }
+      }
     }
-    const std::span<const std::byte> bytes(cursor_, length);
-    value.assign(bytes);
-    cursor_ += length;
-    // One encoding per payload: seeded bytes stored byte for byte are a corrupted record.
-    if (length >= kSeededBytesMin && seed_of_seeded_bytes(bytes).has_value()) [[unlikely]] {
-      return fail_at(start, key, "holds seeded bytes byte for byte, which this version stores as their seed");
-    }
+    cursor_ = start;
+    exactly([key, &value](FieldReader& reader) { reader.bytes(key, value); });
   }
   QUIESCE_HOT void values(const char* key, std::vector<std::uint64_t>& value) {
+    const std::byte* start = cursor_;
     std::uint64_t count = 0;
-    if (!length_of(key, count, kValuesMax)) return;
-    value.resize(count);
-    for (std::uint64_t& item : value) {
-      if (!varint(key, item)) return;
+    if (next_length(count, kValuesMax)) [[likely]] {
+      value.resize(count);
+      bool read_all = true;
+      for (std::uint64_t& item : value) {
+        if (!next_varint(item)) [[unlikely]] {
+          read_all = false;
+          break;
+        }
+      }
+      if (read_all) [[likely]] return;
     }
+    cursor_ = start;
+    exactly([key, &value](FieldReader& reader) { reader.values(key, value); });
   }
   template <class T, class F>
   QUIESCE_HOT void list(const char* key, std::vector<T>& items, std::uint64_t bound, F&& each) {
     std::uint64_t count = 0;
-    if (!length_of(key, count, bound)) return;
+    if (!next_length(count, bound)) [[unlikely]] {
+      exactly([key, &count, bound](FieldReader& reader) { (void)reader.length_of(key, count, bound); });
+      if (failed_) return;
+    }
     if constexpr (std::is_same_v<T, CommandRecord>) {
       reuse_commands(items, count);
     } else {
@@ -270,7 +330,7 @@ class BinaryIn {
     }
     for (T& item : items) {
       each(item);
-      if (failed_) return;
+      if (failed_) [[unlikely]] return;
     }
   }
   template <class F>
@@ -278,133 +338,75 @@ class BinaryIn {
     if (!failed_) body();
   }
   QUIESCE_HOT void status(Op op, std::uint8_t& status, bool& has_error, bool& has_timing, bool& has_result) {
-    const std::byte* start = cursor_;
-    std::uint8_t packed = 0;
-    u8("status", packed, 0x80);
-    status = packed & kStatusMask;
-    has_error = (packed & kHasError) != 0;
-    has_timing = (packed & kHasTiming) != 0;
-    has_result = (packed & kHasResult) != 0;
-    if (failed_) [[unlikely]] return;
-    if (status >= kStatusCounts[static_cast<std::size_t>(op)]) [[unlikely]] {
-      return fail_at(start, "status", "is " + std::to_string(status) + ", not a status of " + std::string(to_string(op)));
+    if (cursor_ != end_) [[likely]] {
+      const auto packed = static_cast<std::uint8_t>(*cursor_);
+      const bool claims_result = (packed & kHasResult) != 0;
+      if (packed < 0x80 && (packed & kStatusMask) < kStatusCounts[static_cast<std::size_t>(op)] &&
+          (!claims_result || result_of(op) != HandleKind::None)) [[likely]] {
+        ++cursor_;
+        status = packed & kStatusMask;
+        has_error = (packed & kHasError) != 0;
+        has_timing = (packed & kHasTiming) != 0;
+        has_result = claims_result;
+        return;
+      }
     }
-    if (has_result && result_of(op) == HandleKind::None) [[unlikely]] {
-      return fail_at(start, "status", "claims a result handle, but " + std::string(to_string(op)) + " returns none");
-    }
+    exactly([op, &status, &has_error, &has_timing, &has_result](FieldReader& reader) {
+      reader.status(op, status, has_error, has_timing, has_result);
+    });
   }
 
  private:
-  static std::uint64_t load_fixed64(const std::byte* at) {
-    std::uint64_t value = 0;
-    for (unsigned shift = 0; shift < 64; shift += 8) value |= std::uint64_t{static_cast<std::uint8_t>(*at++)} << shift;
-    return value;
+  // The field at the cursor, read by FieldReader (from the field's first byte).
+  template <class F>
+  QUIESCE_HOT void exactly(const F& field) {
+    const FieldPosition after = read_exactly(FieldSite{&state_, &error_, kind_, op_}, FieldPosition{cursor_, end_, failed_}, field);
+    cursor_ = after.cursor;
+    end_ = after.end;
+    failed_ = after.failed;
   }
-
-  QUIESCE_HOT bool need(const char* key, std::uint64_t bytes) {
-    if (static_cast<std::uint64_t>(end_ - cursor_) >= bytes) [[likely]] return true;
-    truncated(key, bytes);
-    return false;
-  }
-  // Most varints are one byte: ids are deltas, sizes and statuses are small.
-  QUIESCE_HOT bool varint(const char* key, std::uint64_t& value) {
-    if (cursor_ != end_) [[likely]] {
-      const auto first = static_cast<std::uint8_t>(*cursor_);
-      if ((first & 0x80U) == 0) [[likely]] {
-        ++cursor_;
-        value = first;
-        return true;
-      }
-      if (end_ - cursor_ >= 10) return varint_unchecked(key, value);
+  // A varint of one byte, or of up to 8 bytes with at least 10 left: true with the cursor past it. False
+  // for any other, with nothing moved.
+  QUIESCE_HOT bool next_varint(std::uint64_t& value) {
+    if (cursor_ == end_) [[unlikely]] return false;
+    const auto first = static_cast<std::uint8_t>(*cursor_);
+    if ((first & 0x80U) == 0) [[likely]] {
+      ++cursor_;
+      value = first;
+      return true;
     }
-    return varint_near_end(key, value);
-  }
-  // At least 10 bytes are left, so no byte of the varint needs a bounds check. A varint of up to 8 bytes is
-  // read as one word: its last byte is the first without the continuation bit, and the 7-bit groups are
-  // packed together in three steps.
-  QUIESCE_HOT bool varint_unchecked(const char* key, std::uint64_t& value) {
-    std::uint64_t word = 0;
-    std::memcpy(&word, cursor_, sizeof(word));
-    const std::uint64_t stops = ~word & 0x8080808080808080ULL;
-    if (stops == 0) [[unlikely]] return varint_long(key, value);
-    const unsigned bits = static_cast<unsigned>(std::countr_zero(stops)) + 1;  // 8 * the varint's length
-    std::uint64_t groups = (bits == 64 ? word : word & ((std::uint64_t{1} << bits) - 1)) & 0x7F7F7F7F7F7F7F7FULL;
-    groups = ((groups & 0x7F007F007F007F00ULL) >> 1U) | (groups & 0x007F007F007F007FULL);
-    groups = ((groups & 0x3FFF00003FFF0000ULL) >> 2U) | (groups & 0x00003FFF00003FFFULL);
-    groups = ((groups & 0x0FFFFFFF00000000ULL) >> 4U) | (groups & 0x000000000FFFFFFFULL);
-    cursor_ += bits / 8;
-    value = groups;
+    const VarintRead read = read_multibyte_varint(cursor_, end_);
+    if (read.next == nullptr) [[unlikely]] return false;
+    cursor_ = read.next;
+    value = read.value;
     return true;
   }
-  // 9 or 10 bytes, or longer than 64 bits.
-  QUIESCE_COLD bool varint_long(const char* key, std::uint64_t& value) {
-    std::uint64_t result = 0;
-    for (unsigned index = 0; index < 10; ++index) {
-      const auto byte = static_cast<std::uint8_t>(cursor_[index]);
-      if (index == 9 && byte > 1) break;
-      result |= std::uint64_t{byte & 0x7FU} << (7 * index);
-      if ((byte & 0x80U) == 0) {
-        cursor_ += index + 1;
-        value = result;
-        return true;
-      }
-    }
-    fail_at(cursor_, key, "is a varint longer than 64 bits");
-    return false;
-  }
-  QUIESCE_COLD bool varint_near_end(const char* key, std::uint64_t& value) {
-    if (failed_) return false;
-    const std::byte* start = cursor_;
-    std::uint64_t result = 0;
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-      if (!need(key, 1)) return false;
-      const auto byte = static_cast<std::uint8_t>(*cursor_++);
-      if (shift == 63 && byte > 1) break;
-      result |= std::uint64_t{byte & 0x7FU} << shift;
-      if ((byte & 0x80U) == 0) {
-        value = result;
-        return true;
-      }
-    }
-    fail_at(start, key, "is a varint longer than 64 bits");
-    return false;
-  }
-  // A length or count: at most `bound`, and no more than the bytes left could hold (each item takes a byte).
-  QUIESCE_HOT bool length_of(const char* key, std::uint64_t& value, std::uint64_t bound) {
-    const std::byte* start = cursor_;
-    if (!varint(key, value)) return false;
-    if (value > bound || value > static_cast<std::uint64_t>(end_ - cursor_)) [[unlikely]] {
-      length_refused(start, key, value, bound);
-      return false;
-    }
-    return true;
-  }
-  void raw_bytes(const char* key, Payload& value) {
-    std::uint64_t length = 0;
-    if (!length_of(key, length, kDataBytesMax)) return;
-    value.assign(std::span<const std::byte>(cursor_, length));
+  // The same for a field whose length varies from record to record (a clock's step): no branch on the
+  // length while 10 bytes are left.
+  QUIESCE_HOT bool next_wide_varint(std::uint64_t& value) {
+    if (end_ - cursor_ < 10) [[unlikely]] return next_varint(value);
+    const unsigned length = read_varint_word(cursor_, value);
     cursor_ += length;
+    return length != 0;
   }
-  // The seed and length are kept; the bytes are made only when a consumer asks for them (Payload).
-  void seeded_bytes(const std::byte* start, const char* key, std::uint64_t length, Payload& value) {
-    if (length < kSeededBytesMin || length > kDataBytesMax) [[unlikely]] {
-      return fail_at(start, key, "holds " + std::to_string(length) + " seeded bytes; a seeded payload holds " +
-                                     std::to_string(kSeededBytesMin) + " to " + std::to_string(kDataBytesMax));
-    }
-    if (length > kSeededBytesTotalMax - state_.seeded_bytes) [[unlikely]] {
-      return fail_at(start, key, "expands the trace's seeded bytes beyond the bound " + std::to_string(kSeededBytesTotalMax));
-    }
-    std::uint64_t seed = 0;
-    fixed64(key, seed);
-    if (failed_) return;
-    state_.seeded_bytes += length;
-    value.assign_seeded(seed, length);
+  // A length or count within `bound` that the bytes left could hold (each item takes a byte); false with
+  // nothing moved otherwise.
+  QUIESCE_HOT bool next_length(std::uint64_t& value, std::uint64_t bound) {
+    const std::byte* start = cursor_;
+    if (next_varint(value) && value <= bound && value <= static_cast<std::uint64_t>(end_ - cursor_)) [[likely]] return true;
+    cursor_ = start;
+    return false;
   }
   // `count` commands with every field at its default, reusing the commands (and their vectors' storage) of
   // earlier batches: the last batch's list is taken whole, and what it lacks or leaves over moves to or
   // from the spare commands.
-  void reuse_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
+  QUIESCE_HOT void reuse_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
     if (items.empty()) items.swap(state_.kept_commands);
+    if (items.size() != count) [[unlikely]] resize_commands(items, count);
+    for (CommandRecord& command : items) reset_command(command);
+  }
+  // Moves commands between the list and the spare ones until the list holds `count`.
+  void resize_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
     std::vector<CommandRecord>& spare = state_.spare_commands;
     while (items.size() > count) {
       spare.push_back(std::move(items.back()));
@@ -418,9 +420,8 @@ class BinaryIn {
         spare.pop_back();
       }
     }
-    for (CommandRecord& command : items) reset_command(command);
   }
-  static void reset_command(CommandRecord& command) {
+  QUIESCE_HOT static void reset_command(CommandRecord& command) {
     command.kind = CommandKind::Launch;
     command.mode = LaunchMode::Normal;
     command.program = 0;
@@ -435,48 +436,10 @@ class BinaryIn {
     command.bindings.clear();
     command.data.clear();
   }
-  QUIESCE_COLD void define_text(const std::byte* start, const char* key, std::uint64_t index, std::string& value) {
-    const std::uint64_t known = state_.interned.size();
-    if (index > known) return fail_at(start, key, "names string " + std::to_string(index) + " but only " + std::to_string(known) + " strings were defined before it");
-    if (known >= kInternedStringsMax) return fail_at(start, key, "defines more than " + std::to_string(kInternedStringsMax) + " distinct strings");
-    std::uint64_t length = 0;
-    if (!length_of(key, length, kTextBytesMax)) return;
-    value.assign(reinterpret_cast<const char*>(cursor_), length);  // NOLINT: bytes of the text
-    if (!utf8_valid(value)) return fail_at(start, key, "is not valid UTF-8");
-    cursor_ += length;
-    state_.interned.push_back(value);
-  }
-  QUIESCE_COLD void u8_refused(const char* key, std::uint8_t count) {
-    if (failed_) return;
-    if (cursor_ == end_) return truncated(key, 1);
-    const auto read = static_cast<std::uint8_t>(*cursor_);
-    fail_at(cursor_, key, "has value " + std::to_string(read) + ", above its largest value " + std::to_string(count - 1));
-  }
-  QUIESCE_COLD void truncated(const char* key, std::uint64_t bytes) {
-    if (failed_) return;
-    const auto left = static_cast<std::uint64_t>(end_ - cursor_);
-    fail_at(cursor_, key, "is truncated: expected " + std::to_string(bytes) + " bytes, found " + std::to_string(left));
-  }
-  QUIESCE_COLD void length_refused(const std::byte* start, const char* key, std::uint64_t value, std::uint64_t bound) {
-    if (value > bound) return fail_at(start, key, "has length " + std::to_string(value) + ", above the bound " + std::to_string(bound));
-    const auto left = static_cast<std::uint64_t>(end_ - cursor_);
-    fail_at(start, key, "is truncated: it claims " + std::to_string(value) + " items but only " + std::to_string(left) + " bytes are left");
-  }
-  // Records the first refusal and makes every later field of the record fail at once.
-  QUIESCE_COLD void fail_at(const std::byte* where, std::string_view key, const std::string& what) {
-    if (failed_) return;
-    failed_ = true;
-    end_ = cursor_;
-    const std::string_view name = kind_ == RecordKind::Call ? to_string(op_) : to_string(kind_);
-    error_.where = TraceError::Where::Byte;
-    error_.position = static_cast<std::uint64_t>(where - state_.begin);
-    error_.what = "record " + std::to_string(state_.records) + " (" + std::string(name) + "), field '" + std::string(key) + "' " + what;
-  }
-
   DecodeState& state_;
+  TraceError& error_;
   const std::byte* cursor_;
   const std::byte* end_;
-  TraceError& error_;
   RecordKind kind_;
   Op op_;
   bool failed_ = false;
@@ -628,20 +591,32 @@ void encode_record(EncodeState& state, const Record& record, std::vector<std::by
   state.records++;
 }
 
-bool decode_record_body(DecodeState& state, std::uint8_t tag, TraceError& error) {
+}  // namespace quiesce::traces::detail
+
+namespace quiesce::traces {
+
+// Here rather than with the rest of the reader (binary.cc), so that a record costs one call from the
+// consumer, then its clearer and its decoder from the tables above; a tag of 0 and the end of the input are
+// detail::read_footer's.
+TraceResult<const Record*> BinaryReader::next() {
+  detail::DecodeState& state = *state_;
+  if (state.cursor == state.end || state.records >= kRecordsMax) [[unlikely]] return detail::read_footer(state, footer_);
+  const auto tag = static_cast<std::uint8_t>(*state.cursor);
+  if (tag == detail::kEndTag) [[unlikely]] return detail::read_footer(state, footer_);
+  ++state.cursor;
   Record& record = state.record;
-  kClearers[state.record_tag](state, record);
-  state.record_tag = kEndTag;
-  if (!kDecoders[tag](state, record, error)) [[unlikely]] {
+  detail::kClearers[state.record_tag](state, record);
+  state.record_tag = detail::kEndTag;
+  if (!detail::kDecoders[tag](state, record, state.error)) [[unlikely]] {
     // Whatever the refused record had filled in goes; the commands' storage is kept.
     std::vector<CommandRecord>& commands = record.call.commands;
     if (!commands.empty() && state.kept_commands.empty()) commands.swap(state.kept_commands);
-    reset(record);
-    return false;
+    detail::reset(record);
+    return state.error;
   }
   state.record_tag = tag;
   state.records++;
-  return true;
+  return &record;
 }
 
-}  // namespace quiesce::traces::detail
+}  // namespace quiesce::traces

@@ -15,6 +15,9 @@
 // The binary decoder instantiates these functions once per op with the op known at compile time, so that
 // every switch on the op below folds away; forcing them inline is what lets the compiler do so.
 #define QUIESCE_FIELDS_INLINE [[gnu::always_inline]] inline
+// The same for the lambdas that lists and objects call back: a reading visitor whose address reaches no
+// out-of-line function can keep its position in registers.
+#define QUIESCE_FIELDS_LAMBDA __attribute__((always_inline))
 
 namespace quiesce::traces::detail {
 
@@ -80,7 +83,7 @@ QUIESCE_FIELDS_INLINE void visit_command(V& v, CommandRecord& command) {
       v.enumeration("mode", command.mode, kLaunchModeCount);
       v.id("program", HandleKind::Program, command.program);
       visit_dims(v, command.dims);
-      v.list("bindings", command.bindings, kBindingsMax, [&v](BindingRecord& binding) {
+      v.list("bindings", command.bindings, kBindingsMax, [&v](BindingRecord& binding) QUIESCE_FIELDS_LAMBDA {
         v.id("buffer", HandleKind::Buffer, binding.buffer);
         v.enumeration("access", binding.access, kAccessCount);
       });
@@ -115,7 +118,7 @@ QUIESCE_FIELDS_INLINE void visit_command(V& v, CommandRecord& command) {
 
 template <class V>
 QUIESCE_FIELDS_INLINE void visit_commands(V& v, CallRecord& call) {
-  v.list("commands", call.commands, kCommandsMax, [&v](CommandRecord& command) { visit_command(v, command); });
+  v.list("commands", call.commands, kCommandsMax, [&v](CommandRecord& command) QUIESCE_FIELDS_LAMBDA { visit_command(v, command); });
 }
 
 template <class V>
@@ -206,7 +209,7 @@ QUIESCE_FIELDS_INLINE void visit_call(V& v, CallRecord& call, Op op) {
   bool has_timing = call.timing.has_value();
   bool has_result = call.result_id != 0 || call.result_epoch != 0;
   v.status(op, call.status, call.has_error, has_timing, has_result);
-  if (call.has_error) v.object("error", [&v, &call] { visit_error(v, call.error); });
+  if (call.has_error) v.object("error", [&v, &call]() QUIESCE_FIELDS_LAMBDA { visit_error(v, call.error); });
   if (has_result) {
     v.id("result", result_of(op), call.result_id);
     v.u32("result_epoch", call.result_epoch);
