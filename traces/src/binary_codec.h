@@ -67,6 +67,15 @@ inline std::int64_t unzigzag(std::uint64_t value) {
   return static_cast<std::int64_t>(value >> 1U) ^ -static_cast<std::int64_t>(value & 1U);
 }
 
+// A handle id from its encoding: 0 is "no handle"; any other value is the zigzag delta from the last id of
+// its kind, plus one (the last id then moves to it).
+inline std::uint64_t decode_id(DecodeState& state, HandleKind kind, std::uint64_t read) {
+  if (read == 0) return 0;
+  std::uint64_t& last = state.last_id[static_cast<std::size_t>(kind)];
+  last += static_cast<std::uint64_t>(unzigzag(read - 1));
+  return last;
+}
+
 // Appends one record's encoding (tag included) to `out`.
 void encode_record(EncodeState& state, const Record& record, std::vector<std::byte>& out);
 

@@ -118,14 +118,7 @@ class FieldReader {
   }
   void id(const char* key, HandleKind kind, std::uint64_t& value) {
     std::uint64_t read = 0;
-    if (!varint(key, read)) return;
-    if (read == 0) {
-      value = 0;
-      return;
-    }
-    std::uint64_t& last = state_.last_id[static_cast<std::size_t>(kind)];
-    value = last + static_cast<std::uint64_t>(unzigzag(read - 1));
-    last = value;
+    if (varint(key, read)) value = decode_id(state_, kind, read);
   }
   void call_index(const char* key, std::uint64_t& value) {
     std::uint64_t read = 0;

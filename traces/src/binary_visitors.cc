@@ -225,13 +225,7 @@ class BinaryIn {
   QUIESCE_HOT void id(const char* key, HandleKind kind, std::uint64_t& value) {
     std::uint64_t read = 0;
     if (next_varint(read)) [[likely]] {
-      if (read == 0) {
-        value = 0;
-        return;
-      }
-      std::uint64_t& last = state_.last_id[static_cast<std::size_t>(kind)];
-      value = last + static_cast<std::uint64_t>(unzigzag(read - 1));
-      last = value;
+      value = decode_id(state_, kind, read);
       return;
     }
     exactly([key, kind, &value](FieldReader& reader) { reader.id(key, kind, value); });
