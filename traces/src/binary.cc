@@ -1,6 +1,7 @@
 // The binary encoding: header and footer framing, the streaming writer and reader, whole-trace helpers.
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "binary_codec.h"
@@ -105,6 +106,20 @@ TraceResult<TraceHeader> read_header(detail::DecodeState& state) {
   }
   state.records_begin = state.cursor;
   return header;
+}
+
+// A record is 512 bytes and the encoder reads it at scattered offsets (its kind, status, timing, result and
+// per-op fields: four or five of its eight cache lines), while a whole trace is far larger than the caches.
+// So every line of the record some records ahead is fetched while this one is encoded.
+constexpr std::size_t kEncodePrefetchAhead = 4;
+void append_records(BinaryWriter& writer, std::span<const Record> records) {
+  for (std::size_t index = 0; index < records.size(); ++index) {
+    if (index + kEncodePrefetchAhead < records.size()) {
+      const char* const bytes = reinterpret_cast<const char*>(&records[index + kEncodePrefetchAhead]);  // NOLINT
+      for (std::size_t offset = 0; offset < sizeof(Record); offset += 64) __builtin_prefetch(bytes + offset);
+    }
+    writer.append(records[index]);
+  }
 }
 
 }  // namespace
@@ -218,7 +233,7 @@ TraceResult<const Record*> detail::read_footer(detail::DecodeState& state, Trace
 
 std::vector<std::byte> encode_binary(const Trace& trace) {
   BinaryWriter writer(trace.header);
-  for (const Record& record : trace.records) writer.append(record);
+  append_records(writer, trace.records);
   return writer.finish();
 }
 
@@ -242,7 +257,7 @@ TraceResult<Trace> decode_binary(std::span<const std::byte> bytes) {
 
 TraceFooter compute_footer(const TraceHeader& header, std::span<const Record> records) {
   BinaryWriter writer(header);
-  for (const Record& record : records) writer.append(record);
+  append_records(writer, records);
   return TraceFooter{writer.record_count(), writer.digest()};
 }
 
