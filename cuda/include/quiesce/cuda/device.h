@@ -23,6 +23,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -102,7 +103,9 @@ struct QueueSlot {
   CUstream stream = nullptr;
   bool capturing = false;
   CaptureState capture;
-  std::vector<std::uint64_t> in_flight;  // event ids not yet observed terminal, oldest first
+  // Event ids not yet observed terminal, oldest first. A deque: events are mostly destroyed oldest first,
+  // and erasing the front of a vector would move every later id.
+  std::deque<std::uint64_t> in_flight;
   // Every batch submitted gets the next sequence number. On-demand completion: batches up to
   // completed_sequence are known complete; `probe` (when not null) was recorded after batch probe_sequence.
   std::uint64_t submitted_sequence = 0;

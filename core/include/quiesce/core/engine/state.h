@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -42,7 +43,9 @@ struct BufferSlot {
   Buffer handle;
   BufferRequest request;
   std::uint64_t charged_bytes = 0;
-  std::vector<BufferUse> uses;  // submissions whose events are not destroyed yet
+  // Submissions whose events are not destroyed yet, in serial order. A deque: they mostly retire oldest
+  // first, and erasing the front of a vector would move every later use.
+  std::deque<BufferUse> uses;
   std::vector<std::uint32_t> uses_per_queue;  // of `uses`, how many each queue has (indexed by queue)
   std::uint32_t graph_pins = 0;
   bool release_requested = false;
