@@ -112,11 +112,12 @@ TraceResult<TraceHeader> read_header(detail::DecodeState& state) {
 // per-op fields: four or five of its eight cache lines), while a whole trace is far larger than the caches.
 // So every line of the record some records ahead is fetched while this one is encoded.
 constexpr std::size_t kEncodePrefetchAhead = 4;
+constexpr std::size_t kCacheLineBytes = 64;
 void append_records(BinaryWriter& writer, std::span<const Record> records) {
   for (std::size_t index = 0; index < records.size(); ++index) {
     if (index + kEncodePrefetchAhead < records.size()) {
       const char* const bytes = reinterpret_cast<const char*>(&records[index + kEncodePrefetchAhead]);  // NOLINT
-      for (std::size_t offset = 0; offset < sizeof(Record); offset += 64) __builtin_prefetch(bytes + offset);
+      for (std::size_t offset = 0; offset < sizeof(Record); offset += kCacheLineBytes) __builtin_prefetch(bytes + offset);
     }
     writer.append(records[index]);
   }
