@@ -124,6 +124,13 @@ std::optional<double> counter(const std::map<std::string, Report>& reports, cons
   return value->second * scale;
 }
 
+std::optional<double> real_time(const std::map<std::string, Report>& reports, const std::string& bench, const std::string& run,
+                                double scale) {
+  const Run* found = find(reports, bench, run);
+  if (found == nullptr) return std::nullopt;
+  return found->real_ns * scale;
+}
+
 const std::vector<Target>& targets() {
   static const std::vector<Target> list = {
       {"bare simulator, operation mix with waits", "M ops/s", true, 5,
@@ -131,11 +138,7 @@ const std::vector<Target>& targets() {
       {"bare simulator, operation mix with polls", "M ops/s", true, 5,
        [](const auto& r) { return counter(r, "sim", "BM_SimOperationMixPolling", "items_per_second", 1e-6); }},
       {"an hour of simulated kernel time", "ms", false, 1000,
-       [](const auto& r) -> std::optional<double> {
-         const Run* run = find(r, "sim", "BM_HourOfKernelTime");
-         if (run == nullptr) return std::nullopt;
-         return run->real_ns * 1e-6;
-       }},
+       [](const auto& r) { return real_time(r, "sim", "BM_HourOfKernelTime", 1e-6); }},
       {"full stack (recorder, validator, injector, simulator)", "M ops/s", true, 2,
        [](const auto& r) { return counter(r, "stack", "BM_FullStack", "items_per_second", 1e-6); }},
       {"full stack against the bare simulator (CPU time)", "x", false, 2.5,
@@ -160,11 +163,7 @@ const std::vector<Target>& targets() {
       {"shrinking a failing 1,000-operation run: operations left", "ops", false, 12,
        [](const auto& r) { return counter(r, "campaign", "BM_ShrinkMutant/iterations:3", "calls_after"); }},
       {"shrinking a failing 1,000-operation run: time", "s", false, 10,
-       [](const auto& r) -> std::optional<double> {
-         const Run* run = find(r, "campaign", "BM_ShrinkMutant/iterations:3");
-         if (run == nullptr) return std::nullopt;
-         return run->real_ns * 1e-9;
-       }},
+       [](const auto& r) { return real_time(r, "campaign", "BM_ShrinkMutant/iterations:3", 1e-9); }},
       {"trace size, binary", "bytes/event", false, 24,
        [](const auto& r) { return counter(r, "trace", "BM_TraceEncodeBinary", "bytes_per_event"); }},
       {"trace decode", "M events/s", true, 50,
