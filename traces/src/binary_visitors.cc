@@ -14,6 +14,7 @@
 
 #include "binary_codec.h"
 #include "binary_field_reader.h"
+#include "varint_read.h"
 #include "quiesce/core/seeded_bytes.h"
 #include "quiesce/traces/codec.h"
 
@@ -136,20 +137,6 @@ class BinaryOut {
 
 #define QUIESCE_HOT [[gnu::always_inline]] inline
 
-// A varint of 2 to 8 bytes at `at`, with at least 10 bytes left: the position after it and its value; null
-// for anything else. Out of line, so that each field's inline code is its one-byte case only (a submit's
-// decoder reads some 25 fields).
-struct VarintRead {
-  const std::byte* next;
-  std::uint64_t value;
-};
-[[gnu::noinline]] VarintRead read_multibyte_varint(const std::byte* at, const std::byte* end) {
-  VarintRead read{nullptr, 0};
-  if (end - at < 10) [[unlikely]] return read;
-  const unsigned length = read_varint_word(at, read.value);
-  if (length != 0) [[likely]] read.next = at + length;
-  return read;
-}
 
 // Reads a record's fields: the common case of each inline, anything else (FieldReader) out of line. The
 // visitor's address is never taken (the field lists' lambdas are inlined, FieldReader gets a copy of the
