@@ -21,10 +21,9 @@
 #include "binary_codec.h"
 #include "quiesce/core/seeded_bytes.h"
 #include "text_util.h"
+#include "varint_read.h"
 
 namespace quiesce::traces::detail {
-
-static_assert(std::endian::native == std::endian::little, "the decoder reads varints as little-endian words");
 
 // status_count of every op, read once from the op table (record.cc).
 inline const std::array<std::uint8_t, kOpCount> kStatusCounts = [] {
@@ -32,25 +31,6 @@ inline const std::array<std::uint8_t, kOpCount> kStatusCounts = [] {
   for (std::size_t op = 0; op < kOpCount; ++op) counts[op] = status_count(static_cast<Op>(op));
   return counts;
 }();
-
-// The varint at `at`, read as one little-endian word, where at least 8 bytes can be read: its length when
-// it is 1 to 8 bytes long, 0 for a longer one. Its last byte is the first without the continuation bit, and
-// the 7-bit groups are packed together in three steps (fewer instructions than placing each byte on its
-// own, and a decode runs at about 300 instructions a record).
-[[gnu::always_inline]] inline unsigned read_varint_word(const std::byte* at, std::uint64_t& value) {
-  std::uint64_t word = 0;
-  std::memcpy(&word, at, sizeof(word));
-  const std::uint64_t stops = ~word & 0x8080808080808080ULL;
-  if (stops == 0) [[unlikely]] return 0;
-  const auto last_bit = static_cast<unsigned>(std::countr_zero(stops));  // 8 * the varint's length - 1
-  // The varint's bytes: 2 << 63 wraps to 0, so 8 bytes keep the whole word.
-  std::uint64_t groups = word & ((std::uint64_t{2} << last_bit) - 1) & 0x7F7F7F7F7F7F7F7FULL;
-  groups = ((groups & 0x7F007F007F007F00ULL) >> 1U) | (groups & 0x007F007F007F007FULL);
-  groups = ((groups & 0x3FFF00003FFF0000ULL) >> 2U) | (groups & 0x00003FFF00003FFFULL);
-  groups = ((groups & 0x0FFFFFFF00000000ULL) >> 4U) | (groups & 0x000000000FFFFFFFULL);
-  value = groups;
-  return last_bit / 8 + 1;
-}
 
 // 8 bytes, little-endian as the host.
 inline std::uint64_t load_fixed64(const std::byte* at) {

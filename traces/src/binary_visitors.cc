@@ -366,7 +366,7 @@ class BinaryIn {
   // length while 10 bytes are left.
   QUIESCE_HOT bool next_wide_varint(std::uint64_t& value) {
     if (end_ - cursor_ < 10) [[unlikely]] return next_varint(value);
-    const unsigned length = read_varint_word(cursor_, value);
+    const unsigned length = read_varint_word_picked(cursor_, value);
     cursor_ += length;
     return length != 0;
   }
