@@ -1,6 +1,7 @@
 // The binary encoding's visitors: BinaryOut writes a record, BinaryIn reads one with every bound checked.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -32,6 +33,11 @@ struct EncodeState {
   std::vector<std::byte> scratch;  // a seeded payload's bytes, for format version 1
 };
 
+inline constexpr std::size_t kKeptBatchSizes = 8;
+
+// Where DecodeState keeps a command list of `size` commands between batches.
+constexpr std::size_t kept_batch_slot(std::size_t size) { return size < kKeptBatchSizes ? size : 0; }
+
 struct DecodeState {
   std::uint32_t version = kFormatVersion;
   const std::byte* begin = nullptr;
@@ -44,9 +50,10 @@ struct DecodeState {
   std::uint64_t last_clock_ns = 0;
   std::uint64_t seeded_bytes = 0;  // bytes expanded from seeds so far
   std::vector<std::string> interned;
-  // Commands of earlier records, kept with their storage so that decoding a batch does not allocate: the
-  // whole list of the last batch, and single commands that a shorter batch left over.
-  std::vector<CommandRecord> kept_commands;
+  // Command lists of earlier records, kept with their storage so that decoding a batch neither allocates
+  // nor moves commands: the list of the last batch of each size below kKeptBatchSizes (at its size), one of
+  // a larger batch (at 0), and single commands that a list cut to a new size left over.
+  std::array<std::vector<CommandRecord>, kKeptBatchSizes> kept_batches;
   std::vector<CommandRecord> spare_commands;
   // The record the reader hands out, and the tag it was decoded from (kEndTag: it holds only defaults).
   // Before the next record is decoded into it, only the fields that tag's decoder wrote are cleared.
@@ -55,6 +62,19 @@ struct DecodeState {
   TraceError error;  // why the last record was refused (built only then)
   bool done = false;
 };
+
+// Empties a command list whose slot is taken (out of line: it frees their storage, which is rare).
+void drop_commands(std::vector<CommandRecord>& commands);
+
+// Takes a decoded record's command list back for a later batch of its size; the list is left empty.
+inline void keep_commands(DecodeState& state, std::vector<CommandRecord>& commands) {
+  std::vector<CommandRecord>& slot = state.kept_batches[kept_batch_slot(commands.size())];
+  if (slot.empty()) [[likely]] {
+    commands.swap(slot);
+    return;
+  }
+  drop_commands(commands);
+}
 
 void put_varint(std::vector<std::byte>& out, std::uint64_t value);
 void put_fixed64(std::vector<std::byte>& out, std::uint64_t value);
@@ -78,6 +98,9 @@ inline std::uint64_t decode_id(DecodeState& state, HandleKind kind, std::uint64_
 
 // Appends one record's encoding (tag included) to `out`.
 void encode_record(EncodeState& state, const Record& record, std::vector<std::byte>& out);
+
+// What BinaryReader::next does with a record its decoder refused: clears it and hands out the refusal.
+TraceError refuse_record(DecodeState& state);
 
 // What BinaryReader::next does at a tag of 0 or where no record can start: the footer, or why there is none.
 TraceResult<const Record*> read_footer(DecodeState& state, TraceFooter& footer);

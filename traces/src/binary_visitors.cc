@@ -143,6 +143,8 @@ class BinaryOut {
 // position), so that its cursor and end stay in registers from the record's first field to its last.
 class BinaryIn {
  public:
+  static constexpr bool kReadsPresence = true;  // status() sets the flags, read or refused (FieldReader)
+
   BinaryIn(DecodeState& state, TraceError& error, RecordKind kind, Op op)
       : state_(state), error_(error), cursor_(state.cursor), end_(state.end), kind_(kind), op_(op) {}
 
@@ -379,10 +381,10 @@ class BinaryIn {
     return false;
   }
   // `count` commands with every field at its default, reusing the commands (and their vectors' storage) of
-  // earlier batches: the last batch's list is taken whole, and what it lacks or leaves over moves to or
-  // from the spare commands.
+  // earlier batches: the last list of this size is taken whole, and a list of another size (the first batch
+  // of a size, or a larger batch) gets what it lacks or leaves over from or to the spare commands.
   QUIESCE_HOT void reuse_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
-    if (items.empty()) items.swap(state_.kept_commands);
+    if (items.empty() && count != 0) items.swap(state_.kept_batches[kept_batch_slot(count)]);
     if (items.size() != count) [[unlikely]] resize_commands(items, count);
     for (CommandRecord& command : items) reset_command(command);
   }
@@ -452,12 +454,10 @@ class ClearFields {
   template <class T, class F>
   QUIESCE_HOT void list(const char*, std::vector<T>& items, std::uint64_t, F&&) {
     if constexpr (std::is_same_v<T, CommandRecord>) {
-      if (state_.kept_commands.empty()) {
-        items.swap(state_.kept_commands);
-        return;
-      }
+      keep_commands(state_, items);
+    } else {
+      items.clear();
     }
-    items.clear();
   }
   template <class F>
   QUIESCE_HOT void object(const char*, F&& body) {
@@ -557,6 +557,16 @@ static_assert(kCallTag + kOpCount <= 256, "call tags fit a byte");
 
 }  // namespace
 
+[[gnu::noinline, gnu::cold]] void drop_commands(std::vector<CommandRecord>& commands) { commands.clear(); }
+
+// Out of line, so that the refusal's code does not cost `BinaryReader::next` registers for every record.
+[[gnu::noinline, gnu::cold]] TraceError refuse_record(DecodeState& state) {
+  // Whatever the refused record had filled in goes; the commands' storage is kept.
+  keep_commands(state, state.record.call.commands);
+  reset(state.record);
+  return state.error;
+}
+
 void encode_record(EncodeState& state, const Record& record, std::vector<std::byte>& out) {
   // The visitors share one signature for reading and writing; writing never modifies the record.
   auto& mutable_record = const_cast<Record&>(record);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
@@ -588,13 +598,7 @@ TraceResult<const Record*> BinaryReader::next() {
   Record& record = state.record;
   detail::kClearers[state.record_tag](state, record);
   state.record_tag = detail::kEndTag;
-  if (!detail::kDecoders[tag](state, record, state.error)) [[unlikely]] {
-    // Whatever the refused record had filled in goes; the commands' storage is kept.
-    std::vector<CommandRecord>& commands = record.call.commands;
-    if (!commands.empty() && state.kept_commands.empty()) commands.swap(state.kept_commands);
-    detail::reset(record);
-    return state.error;
-  }
+  if (!detail::kDecoders[tag](state, record, state.error)) [[unlikely]] return detail::refuse_record(state);
   state.record_tag = tag;
   state.records++;
   return &record;

@@ -55,6 +55,12 @@ inline constexpr std::uint8_t kHasError = 0x10;
 inline constexpr std::uint8_t kHasTiming = 0x20;
 inline constexpr std::uint8_t kHasResult = 0x40;
 
+// A reading visitor whose status() always sets the presence flags (has_error, has_timing, has_result) from
+// what it reads says so with `static constexpr bool kReadsPresence = true;`: visit_call then does not work
+// them out of the record first (a few instructions a record that the binary decoder would throw away).
+template <class V>
+concept ReadsPresence = V::kReadsPresence;
+
 template <class V>
 QUIESCE_FIELDS_INLINE void visit_error(V& v, ErrorValue& error) {
   v.enumeration("kind", error.kind, kErrorKindCount);
@@ -206,8 +212,12 @@ QUIESCE_FIELDS_INLINE void visit_call(V& v, CallRecord& call, Op op) {
   const HandleKind subject = subject_of(op);
   if (subject != HandleKind::None) v.id("subject", subject, call.subject);
   visit_arguments(v, call, op);
-  bool has_timing = call.timing.has_value();
-  bool has_result = call.result_id != 0 || call.result_epoch != 0;
+  bool has_timing = false;
+  bool has_result = false;
+  if constexpr (!ReadsPresence<V>) {
+    has_timing = call.timing.has_value();
+    has_result = call.result_id != 0 || call.result_epoch != 0;
+  }
   v.status(op, call.status, call.has_error, has_timing, has_result);
   if (call.has_error) v.object("error", [&v, &call]() QUIESCE_FIELDS_LAMBDA { visit_error(v, call.error); });
   if (has_result) {
