@@ -55,13 +55,20 @@ struct DecodeState {
   // a larger batch (at 0), and single commands that a list cut to a new size left over.
   std::array<std::vector<CommandRecord>, kKeptBatchSizes> kept_batches;
   std::vector<CommandRecord> spare_commands;
-  // The record the reader hands out, and the tag it was decoded from (kEndTag: it holds only defaults).
-  // Before the next record is decoded into it, only the fields that tag's decoder wrote are cleared.
-  Record record;
-  std::uint8_t record_tag = kEndTag;
+  // The records the reader hands out, one per tag (decoded_slot): each is written only by its tag's
+  // decoder, so the fields its op or note kind never has stay at their defaults, and decoding the next
+  // record of that tag rewrites every field it has, save the error, result and timing that a call's
+  // presence flags leave out (the decoder clears those). Each is labelled with its kind and op once.
+  std::array<Record, kRecordKindCount + kOpCount> decoded;
   TraceError error;  // why the last record was refused (built only then)
   bool done = false;
+
+  DecodeState();
 };
+
+// Where DecodeState keeps the records of a note kind and of a call's op.
+constexpr std::size_t decoded_slot(RecordKind kind) { return static_cast<std::size_t>(kind); }
+constexpr std::size_t decoded_slot(Op op) { return kRecordKindCount + static_cast<std::size_t>(op); }
 
 // Empties a command list whose slot is taken (out of line: it frees their storage, which is rare).
 void drop_commands(std::vector<CommandRecord>& commands);
@@ -99,8 +106,8 @@ inline std::uint64_t decode_id(DecodeState& state, HandleKind kind, std::uint64_
 // Appends one record's encoding (tag included) to `out`.
 void encode_record(EncodeState& state, const Record& record, std::vector<std::byte>& out);
 
-// What BinaryReader::next does with a record its decoder refused: clears it and hands out the refusal.
-TraceError refuse_record(DecodeState& state);
+// Why the last record was refused (out of line: BinaryReader::next keeps no copy of a TraceError inline).
+TraceError refusal(const DecodeState& state);
 
 // What BinaryReader::next does at a tag of 0 or where no record can start: the footer, or why there is none.
 TraceResult<const Record*> read_footer(DecodeState& state, TraceFooter& footer);

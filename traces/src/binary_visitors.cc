@@ -381,12 +381,19 @@ class BinaryIn {
     return false;
   }
   // `count` commands with every field at its default, reusing the commands (and their vectors' storage) of
-  // earlier batches: the last list of this size is taken whole, and a list of another size (the first batch
-  // of a size, or a larger batch) gets what it lacks or leaves over from or to the spare commands.
+  // earlier batches: the list of the last record of this op when it has `count`, else the last list of
+  // this size (swap_commands).
   QUIESCE_HOT void reuse_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
-    if (items.empty() && count != 0) items.swap(state_.kept_batches[kept_batch_slot(count)]);
-    if (items.size() != count) [[unlikely]] resize_commands(items, count);
+    if (items.size() != count) [[unlikely]] swap_commands(items, count);
     for (CommandRecord& command : items) reset_command(command);
+  }
+  // Keeps the list for a later batch of its size and takes the one kept for `count`; a list of another size
+  // (the first batch of a size, or a larger batch) gets what it lacks or leaves over from or to the spare
+  // commands.
+  [[gnu::noinline]] void swap_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
+    keep_commands(state_, items);
+    if (count != 0) items.swap(state_.kept_batches[kept_batch_slot(count)]);
+    if (items.size() != count) resize_commands(items, count);
   }
   // Moves commands between the list and the spare ones until the list holds `count`.
   void resize_commands(std::vector<CommandRecord>& items, std::uint64_t count) {
@@ -428,113 +435,61 @@ class BinaryIn {
   bool failed_ = false;
 };
 
-// Puts back to their defaults exactly the fields that one op's (or note kind's) field list holds, so that
-// decoding the next record into the same object costs what the last record wrote, not the whole struct.
-// A list of commands is handed to the decode state whole, for the next batch to reuse.
-class ClearFields {
- public:
-  explicit ClearFields(DecodeState& state) : state_(state) {}
+// A decoder reads its record into the record of its tag and returns it, or null when it refused it.
+using RecordDecoder = const Record* (*)(DecodeState&);
 
-  QUIESCE_HOT void u8(const char*, std::uint8_t& value, std::uint8_t) { value = 0; }
-  QUIESCE_HOT void u32(const char*, std::uint32_t& value) { value = 0; }
-  QUIESCE_HOT void u64(const char*, std::uint64_t& value) { value = 0; }
-  QUIESCE_HOT void i32(const char*, std::int32_t& value) { value = 0; }
-  QUIESCE_HOT void fixed64(const char*, std::uint64_t& value) { value = 0; }
-  QUIESCE_HOT void flag(const char*, bool& value) { value = false; }
-  template <class E>
-  QUIESCE_HOT void enumeration(const char*, E& value, std::uint8_t) {
-    value = E{};
-  }
-  QUIESCE_HOT void id(const char*, HandleKind, std::uint64_t& value) { value = 0; }
-  QUIESCE_HOT void call_index(const char*, std::uint64_t& value) { value = 0; }
-  QUIESCE_HOT void clock(const char*, std::uint64_t& value) { value = 0; }
-  QUIESCE_HOT void text(const char*, std::string& value) { value.clear(); }
-  QUIESCE_HOT void bytes(const char*, Payload& value) { value.clear(); }
-  QUIESCE_HOT void values(const char*, std::vector<std::uint64_t>& value) { value.clear(); }
-  template <class T, class F>
-  QUIESCE_HOT void list(const char*, std::vector<T>& items, std::uint64_t, F&&) {
-    if constexpr (std::is_same_v<T, CommandRecord>) {
-      keep_commands(state_, items);
-    } else {
-      items.clear();
-    }
-  }
-  template <class F>
-  QUIESCE_HOT void object(const char*, F&& body) {
-    body();
-  }
-  // The presence flags decide which fields follow, so they are cleared last (clear_call).
-  QUIESCE_HOT void status(Op, std::uint8_t&, bool&, bool&, bool&) {}
-
- private:
-  DecodeState& state_;
-};
-
-using RecordClearer = void (*)(DecodeState&, Record&);
+// Puts a refused record back to its defaults, keeping its label and its storage (the commands' for a later
+// batch); out of line, so that the refusal's code does not cost a decoder registers for every record.
+[[gnu::noinline, gnu::cold]] const Record* refuse(DecodeState& state, Record& record) {
+  const RecordKind kind = record.kind;
+  const Op op = record.call.op;
+  keep_commands(state, record.call.commands);
+  reset(record);
+  record.kind = kind;
+  record.call.op = op;
+  return nullptr;
+}
 
 template <Op kOp>
-void clear_call(DecodeState& state, Record& record) {
+const Record* decode_call(DecodeState& state) {
+  Record& record = state.decoded[decoded_slot(kOp)];
   CallRecord& call = record.call;
-  ClearFields visitor(state);
-  visit_call(visitor, call, kOp);
-  call.op = Op::DeviceInfo;
-  call.status = 0;
-  call.has_error = false;
-  call.error.kind = ErrorKind::Internal;  // the one field whose default is not its zero
+  // What the presence flags of this record may leave out goes back to its default first.
+  if (call.has_error) [[unlikely]] {
+    ErrorValue& error = call.error;
+    error.kind = ErrorKind::Internal;
+    error.domain = NativeDomain::None;
+    error.native_code = 0;
+    error.injected = false;
+    error.retryable = false;
+    error.what.clear();
+  }
+  if constexpr (result_of(kOp) != HandleKind::None) {
+    call.result_id = 0;
+    call.result_epoch = 0;
+  }
   call.timing.reset();
-}
-
-template <RecordKind kKind>
-void clear_note(DecodeState& state, Record& record) {
-  ClearFields visitor(state);
-  visit_note(visitor, kKind, record.note);
-  record.kind = RecordKind::Call;
-}
-
-void clear_nothing(DecodeState&, Record&) {}
-
-// The clearer of every tag a record can have been decoded from; kEndTag and unknown tags leave defaults.
-constexpr std::array<RecordClearer, 256> kClearers = [] {
-  std::array<RecordClearer, 256> table{};
-  for (RecordClearer& clearer : table) clearer = clear_nothing;
-  table[static_cast<std::size_t>(RecordKind::Fault)] = clear_note<RecordKind::Fault>;
-  table[static_cast<std::size_t>(RecordKind::Schedule)] = clear_note<RecordKind::Schedule>;
-  table[static_cast<std::size_t>(RecordKind::Clock)] = clear_note<RecordKind::Clock>;
-  table[static_cast<std::size_t>(RecordKind::Finding)] = clear_note<RecordKind::Finding>;
-  table[static_cast<std::size_t>(RecordKind::Violation)] = clear_note<RecordKind::Violation>;
-#define QUIESCE_TRACE_OP_CLEARER(name, text, subject, result) \
-  table[kCallTag + static_cast<std::size_t>(Op::name)] = clear_call<Op::name>;
-  QUIESCE_TRACE_OPS(QUIESCE_TRACE_OP_CLEARER)
-#undef QUIESCE_TRACE_OP_CLEARER
-  return table;
-}();
-
-using RecordDecoder = bool (*)(DecodeState&, Record&, TraceError&);
-
-template <Op kOp>
-bool decode_call(DecodeState& state, Record& record, TraceError& error) {
-  record.kind = RecordKind::Call;
-  record.call.op = kOp;
-  BinaryIn visitor(state, error, RecordKind::Call, kOp);
-  visit_call(visitor, record.call, kOp);
-  if (!visitor.finish()) return false;
+  BinaryIn visitor(state, state.error, RecordKind::Call, kOp);
+  visit_call(visitor, call, kOp);
+  if (!visitor.finish()) [[unlikely]] return refuse(state, record);
   state.calls++;
-  return true;
+  return &record;
 }
 
 template <RecordKind kKind>
-bool decode_note(DecodeState& state, Record& record, TraceError& error) {
-  record.kind = kKind;
-  BinaryIn visitor(state, error, kKind, Op::DeviceInfo);
+const Record* decode_note(DecodeState& state) {
+  Record& record = state.decoded[decoded_slot(kKind)];
+  BinaryIn visitor(state, state.error, kKind, Op::DeviceInfo);
   visit_note(visitor, kKind, record.note);
-  return visitor.finish();
+  if (!visitor.finish()) [[unlikely]] return refuse(state, record);
+  return &record;
 }
 
-bool unknown_tag(DecodeState& state, Record&, TraceError& error) {
+const Record* unknown_tag(DecodeState& state) {
   const std::byte* tag_at = state.cursor - 1;
-  error = TraceError{"record " + std::to_string(state.records) + " has an unknown tag " + std::to_string(static_cast<std::uint8_t>(*tag_at)),
-                     TraceError::Where::Byte, static_cast<std::uint64_t>(tag_at - state.begin)};
-  return false;
+  state.error = TraceError{"record " + std::to_string(state.records) + " has an unknown tag " + std::to_string(static_cast<std::uint8_t>(*tag_at)),
+                           TraceError::Where::Byte, static_cast<std::uint64_t>(tag_at - state.begin)};
+  return nullptr;
 }
 
 // The decoder of every tag: notes at 1..5, calls at kCallTag + op, everything else unknown.
@@ -559,13 +514,14 @@ static_assert(kCallTag + kOpCount <= 256, "call tags fit a byte");
 
 [[gnu::noinline, gnu::cold]] void drop_commands(std::vector<CommandRecord>& commands) { commands.clear(); }
 
-// Out of line, so that the refusal's code does not cost `BinaryReader::next` registers for every record.
-[[gnu::noinline, gnu::cold]] TraceError refuse_record(DecodeState& state) {
-  // Whatever the refused record had filled in goes; the commands' storage is kept.
-  keep_commands(state, state.record.call.commands);
-  reset(state.record);
-  return state.error;
+DecodeState::DecodeState() {
+  for (const RecordKind kind : {RecordKind::Fault, RecordKind::Schedule, RecordKind::Clock, RecordKind::Finding, RecordKind::Violation}) {
+    decoded[decoded_slot(kind)].kind = kind;
+  }
+  for (std::size_t op = 0; op < kOpCount; ++op) decoded[decoded_slot(static_cast<Op>(op))].call.op = static_cast<Op>(op);
 }
+
+[[gnu::noinline, gnu::cold]] TraceError refusal(const DecodeState& state) { return state.error; }
 
 void encode_record(EncodeState& state, const Record& record, std::vector<std::byte>& out) {
   // The visitors share one signature for reading and writing; writing never modifies the record.
@@ -587,7 +543,7 @@ void encode_record(EncodeState& state, const Record& record, std::vector<std::by
 namespace quiesce::traces {
 
 // Here rather than with the rest of the reader (binary.cc), so that a record costs one call from the
-// consumer, then its clearer and its decoder from the tables above; a tag of 0 and the end of the input are
+// consumer, then its decoder from the table above; a tag of 0 and the end of the input are
 // detail::read_footer's.
 TraceResult<const Record*> BinaryReader::next() {
   detail::DecodeState& state = *state_;
@@ -595,13 +551,10 @@ TraceResult<const Record*> BinaryReader::next() {
   const auto tag = static_cast<std::uint8_t>(*state.cursor);
   if (tag == detail::kEndTag) [[unlikely]] return detail::read_footer(state, footer_);
   ++state.cursor;
-  Record& record = state.record;
-  detail::kClearers[state.record_tag](state, record);
-  state.record_tag = detail::kEndTag;
-  if (!detail::kDecoders[tag](state, record, state.error)) [[unlikely]] return detail::refuse_record(state);
-  state.record_tag = tag;
+  const Record* record = detail::kDecoders[tag](state);
+  if (record == nullptr) [[unlikely]] return detail::refusal(state);
   state.records++;
-  return &record;
+  return record;
 }
 
 }  // namespace quiesce::traces
