@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "quiesce/core/seeded_bytes.h"
 #include "quiesce/properties/engine_workload.h"
 
 namespace quiesce::properties {
@@ -155,15 +156,11 @@ class EngineWorkload {
     return slot;
   }
 
-  // One draw per byte, as prng_.below(256) would make it: for a bound of 256 Lemire's method never rejects
-  // (256 divides 2^64), so its answer is the draw's top byte; taking that directly skips the 128-bit product.
-  // The draws run on a local copy of the generator: a byte store may alias the member's state, which kept
-  // the compiler from holding that state in registers across the loop.
+  // Seeded bytes (core/seeded_bytes.h) of one draw, as the raw workload's payloads are: as varied as a draw
+  // per byte, a fraction of the cost, and a trace stores them as their seed.
   std::vector<std::byte> random_bytes(std::uint64_t count) {
     std::vector<std::byte> bytes(count);
-    Prng local = prng_;
-    for (std::byte& byte : bytes) byte = static_cast<std::byte>(local.next() >> 56U);
-    prng_ = local;
+    fill_seeded_bytes(prng_.next(), bytes);
     return bytes;
   }
 
