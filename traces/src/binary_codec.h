@@ -58,7 +58,8 @@ struct DecodeState {
   // The records the reader hands out, one per tag (decoded_slot): each is written only by its tag's
   // decoder, so the fields its op or note kind never has stay at their defaults, and decoding the next
   // record of that tag rewrites every field it has, save the error, result and timing that a call's
-  // presence flags leave out (the decoder clears those). Each is labelled with its kind and op once.
+  // presence flags leave out (the decoder clears those). Each is labelled with its kind and op once;
+  // slot 0 (the kind Call, which no tag names) stays unused.
   std::array<Record, kRecordKindCount + kOpCount> decoded;
   TraceError error;  // why the last record was refused (built only then)
   bool done = false;

@@ -455,15 +455,7 @@ const Record* decode_call(DecodeState& state) {
   Record& record = state.decoded[decoded_slot(kOp)];
   CallRecord& call = record.call;
   // What the presence flags of this record may leave out goes back to its default first.
-  if (call.has_error) [[unlikely]] {
-    ErrorValue& error = call.error;
-    error.kind = ErrorKind::Internal;
-    error.domain = NativeDomain::None;
-    error.native_code = 0;
-    error.injected = false;
-    error.retryable = false;
-    error.what.clear();
-  }
+  if (call.has_error) [[unlikely]] reset(call.error);
   if constexpr (result_of(kOp) != HandleKind::None) {
     call.result_id = 0;
     call.result_epoch = 0;
@@ -515,10 +507,14 @@ static_assert(kCallTag + kOpCount <= 256, "call tags fit a byte");
 [[gnu::noinline, gnu::cold]] void drop_commands(std::vector<CommandRecord>& commands) { commands.clear(); }
 
 DecodeState::DecodeState() {
-  for (const RecordKind kind : {RecordKind::Fault, RecordKind::Schedule, RecordKind::Clock, RecordKind::Finding, RecordKind::Violation}) {
-    decoded[decoded_slot(kind)].kind = kind;
+  for (std::size_t kind = 1; kind < kRecordKindCount; ++kind) {  // every kind after Call is a note kind
+    const auto note = static_cast<RecordKind>(kind);
+    decoded[decoded_slot(note)].kind = note;
   }
-  for (std::size_t op = 0; op < kOpCount; ++op) decoded[decoded_slot(static_cast<Op>(op))].call.op = static_cast<Op>(op);
+  for (std::size_t index = 0; index < kOpCount; ++index) {
+    const auto op = static_cast<Op>(index);
+    decoded[decoded_slot(op)].call.op = op;
+  }
 }
 
 [[gnu::noinline, gnu::cold]] TraceError refusal(const DecodeState& state) { return state.error; }

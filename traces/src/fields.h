@@ -272,5 +272,6 @@ QUIESCE_FIELDS_INLINE void visit_note(V& v, RecordKind kind, NoteRecord& note) {
 
 // Puts a record back to its defaults while keeping the capacity of its vectors and strings.
 void reset(Record& record);
+void reset(ErrorValue& error);
 
 }  // namespace quiesce::traces::detail

@@ -202,6 +202,15 @@ std::string_view name_of(Access value) {
   return "unknown-access";
 }
 
+void reset(ErrorValue& error) {
+  error.kind = ErrorKind::Internal;
+  error.domain = NativeDomain::None;
+  error.native_code = 0;
+  error.injected = false;
+  error.retryable = false;
+  error.what.clear();
+}
+
 namespace {
 
 void reset_call(CallRecord& call) {
@@ -226,12 +235,7 @@ void reset_call(CallRecord& call) {
   call.data.clear();
   call.status = 0;
   call.has_error = false;
-  call.error.kind = ErrorKind::Internal;
-  call.error.domain = NativeDomain::None;
-  call.error.native_code = 0;
-  call.error.injected = false;
-  call.error.retryable = false;
-  call.error.what.clear();
+  reset(call.error);
   call.result_id = 0;
   call.result_epoch = 0;
   call.commands_enqueued = 0;
