@@ -63,8 +63,9 @@ class BinaryWriter final : public TraceSink {
   bool finished_ = false;
 };
 
-// Decodes one record at a time into a record it holds, reusing that record's storage: decoding a record
-// costs what its own fields cost, not a whole Record's worth of clearing and allocation.
+// Decodes one record at a time into a record it holds for that record's tag (its op or note kind), reusing
+// that record's storage: decoding a record costs what its own fields cost, not a whole Record's worth of
+// clearing and allocation.
 class BinaryReader {
  public:
   static TraceResult<BinaryReader> open(std::span<const std::byte> bytes);
