@@ -2,7 +2,9 @@
 // reports in an output folder; quiesce merge joins shard reports into one.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -16,6 +18,10 @@
 #include "workload_probes.h"
 #include "quiesce/core/digest.h"
 #include "quiesce/properties/cases.h"
+#include "quiesce/properties/mutants.h"
+#include "quiesce/properties/record_case.h"
+#include "quiesce/properties/replay.h"
+#include "quiesce/traces/codec.h"
 
 namespace quiesce::cli {
 namespace {
@@ -28,11 +34,70 @@ struct CampaignFlags {
   std::string workload = "engine";
   bool no_swarm = false;
   std::string out = "quiesce-campaign";
+  std::string mutant;  // a raw-workload mutant's name: the campaign runs against that planted bug
 };
 
-bool write_file(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
+// The failing seeds a campaign records and shrinks into its output folder; any further failing seed gets
+// the command that reruns it (each shrink replays up to thousands of candidates, and one bug usually fails
+// most seeds of a range).
+constexpr std::size_t kShrunkSeedsMax = 10;
+
+// The raw-workload mutant called `name`: one whose bug is a Mutation of the careful raw runtime.
+Result<properties::Mutation, std::string> raw_mutation(const std::string& name) {
+  std::string names;
+  for (const properties::Mutant& mutant : properties::all_mutants()) {
+    const bool raw = mutant.mutation != properties::Mutation::None && mutant.provider == properties::ProviderBug::None &&
+                     !mutant.on_engine;
+    if (!raw) continue;
+    if (mutant.name == name) return mutant.mutation;
+    names += (names.empty() ? "" : ", ") + std::string(mutant.name);
+  }
+  return "'" + name + "' is not a raw-workload mutant; those are: " + names;
+}
+
+// Records the case of a failing seed into DIR/seed-S.qtrace, then shrinks it into DIR/seed-S.min.qtrace
+// while the same failure reproduces. Says on `out` what it wrote; returns the command that replays the
+// smallest trace written, or nothing when no trace could be written.
+std::string record_and_shrink(std::uint64_t seed, const properties::CaseOptions& case_options,
+                              const std::filesystem::path& folder, std::ostream& out) {
+  const std::string name = "seed-" + std::to_string(seed);
+  const std::string full = (folder / (name + ".qtrace")).string();
+  const properties::RecordedCase recorded = properties::record_case(seed, case_options);
+  if (traces::TraceResult<void> written = traces::write_bytes_file(full, recorded.trace); !written.ok()) {
+    out << "seed " << seed << ": its trace was not written: " << written.error().message() << "\n";
+    return {};
+  }
+  if (recorded.result.passed()) {  // the same seed ran twice with two verdicts: R20 itself is broken
+    out << "seed " << seed << ": passed when recorded, so there is no failure to shrink (R20); trace " << full << "\n";
+    return "quiesce replay " + full;
+  }
+  traces::TraceResult<traces::Trace> trace = traces::decode_binary(recorded.trace);
+  traces::TraceResult<properties::ShrinkReport> shrunk =
+      trace.ok() ? properties::shrink_trace(trace.value()) : traces::TraceResult<properties::ShrinkReport>(trace.error());
+  if (!shrunk.ok()) {
+    out << "seed " << seed << ": recorded in " << full << " (" << recorded.footer.record_count
+        << " records), not shrunk: " << shrunk.error().message() << "\n";
+    return "quiesce replay " + full;
+  }
+  const std::string minimal = (folder / (name + ".min.qtrace")).string();
+  if (traces::TraceResult<void> written = traces::write_trace_file(minimal, shrunk->minimal, traces::Encoding::Binary);
+      !written.ok()) {
+    out << "seed " << seed << ": recorded in " << full << "; the minimal trace was not written: "
+        << written.error().message() << "\n";
+    return "quiesce replay " + full;
+  }
+  out << "seed " << seed << ": " << shrunk->failure << "; shrank " << shrunk->calls_before << " calls to "
+      << shrunk->calls_after << " (" << shrunk->replays << " replays): quiesce replay " << minimal
+      << "\n  its records: quiesce trace print " << minimal << "\n";
+  return "quiesce replay " + minimal;
+}
+
+// Streams a report into `path` through `write`; a failure to open or to write is reported the same way.
+bool write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write,
+                std::ostream& err) {
   std::ofstream file(path);
-  file << text;
+  if (file) write(file);
+  file.flush();
   if (!file) {
     err << "quiesce: cannot write " << path.string() << "\n";
     return false;
@@ -60,6 +125,15 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
     err << "quiesce campaign: " << shard.error() << "\n";
     return kExitBadInput;
   }
+  // The sharding protocol's acknowledgement: a runner that names GTEST_SHARD_STATUS_FILE learns from the
+  // file's existence that this program shards.
+  if (const char* status_file = std::getenv("GTEST_SHARD_STATUS_FILE"); status_file != nullptr) {
+    std::ofstream acknowledged(status_file, std::ios::app);
+    if (!acknowledged) {
+      err << "quiesce campaign: cannot create GTEST_SHARD_STATUS_FILE " << status_file << "\n";
+      return kExitBadInput;
+    }
+  }
   std::error_code error;
   std::filesystem::create_directories(flags.out, error);
   if (error) {
@@ -71,30 +145,57 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
   case_options.workload = flags.workload == "raw" ? properties::WorkloadKind::Raw : properties::WorkloadKind::Engine;
   case_options.swarm = !flags.no_swarm;
   case_options.operations = flags.operations;
+  if (!flags.mutant.empty()) {
+    Result<properties::Mutation, std::string> mutation = raw_mutation(flags.mutant);
+    if (!mutation.ok()) {
+      err << "quiesce campaign: --mutant: " << mutation.error() << "\n";
+      return kExitBadInput;
+    }
+    if (flags.workload != "raw") {
+      err << "quiesce campaign: --mutant plants its bug in the raw workload's runtime: add --workload raw\n";
+      return kExitBadInput;
+    }
+    case_options.mutation = mutation.value();
+  }
   properties::CampaignOptions options;
-  options.name = "campaign " + flags.workload + " " + flags.faults;
+  options.name = "campaign " + flags.workload + " " + flags.faults + (flags.mutant.empty() ? "" : " mutant " + flags.mutant);
   options.seeds = seeds.value();
   options.shard = shard.value();
   options.jobs = flags.jobs;
   options.probes_expected = probes_for(flags.workload);
   options.progress = &out;
   options.progress_is_terminal = ::isatty(STDOUT_FILENO) != 0;
-  const properties::CampaignReport report = properties::run_campaign(
+  properties::CampaignReport report = properties::run_campaign(
       options, [&case_options](std::uint64_t seed) { return properties::run_case(seed, case_options); });
   properties::print_summary(report, out);
   print_probe_scope(flags.workload, out);
   const std::filesystem::path folder(flags.out);
-  const std::string suffix = shard_suffix(shard.value());
-  if (!write_file(folder / ("summary" + suffix + ".json"), properties::to_json(report).dump(2) + "\n", err) ||
-      !write_file(folder / ("junit" + suffix + ".xml"), properties::to_junit(report), err)) {
-    return kExitBadInput;
-  }
-  for (const properties::CaseResult& result : report.cases) {
-    if (!result.passed()) {
-      out << "replay seed " << result.seed << ": quiesce run --seed " << result.seed << " --faults " << flags.faults
-          << " --workload " << flags.workload << " --operations " << flags.operations
-          << (flags.no_swarm ? " --no-swarm" : "") << "\n";
+  std::size_t shrunk = 0;
+  std::size_t unrecorded = 0;
+  for (properties::CaseResult& result : report.cases) {
+    if (result.passed()) continue;
+    if (shrunk < kShrunkSeedsMax) {
+      shrunk++;
+      result.replay_command = record_and_shrink(result.seed, case_options, folder, out);
+    } else if (flags.mutant.empty()) {
+      result.replay_command = "quiesce run --seed " + std::to_string(result.seed) + " --faults " + flags.faults +
+                              " --workload " + flags.workload + " --operations " + std::to_string(flags.operations) +
+                              (flags.no_swarm ? " --no-swarm" : "");
+      out << "replay seed " << result.seed << ": " << result.replay_command << "\n";
+    } else {
+      unrecorded++;
     }
+  }
+  if (unrecorded != 0) {
+    out << unrecorded << " more failing seeds were neither recorded nor shrunk (the first " << kShrunkSeedsMax
+        << " are; `quiesce run` has no --mutant to rerun the others)\n";
+  }
+  const std::string suffix = shard_suffix(shard.value());
+  if (!write_file(folder / ("summary" + suffix + ".json"),
+                  [&](std::ostream& file) { properties::write_json(report, file); }, err) ||
+      !write_file(folder / ("junit" + suffix + ".xml"),
+                  [&](std::ostream& file) { properties::write_junit(report, file); }, err)) {
+    return kExitBadInput;
   }
   out << "reports: " << (folder / ("summary" + suffix + ".json")).string() << ", "
       << (folder / ("junit" + suffix + ".xml")).string() << "\n";
@@ -127,7 +228,9 @@ int merge_command(const std::vector<std::string>& inputs, const std::string& out
     err << "quiesce merge: " << merged.error() << "\n";
     return kExitBadInput;
   }
-  if (!write_file(output, properties::to_json(merged.value()).dump(2) + "\n", err)) return kExitBadInput;
+  if (!write_file(output, [&](std::ostream& file) { properties::write_json(merged.value(), file); }, err)) {
+    return kExitBadInput;
+  }
   properties::print_summary(merged.value(), out);
   return merged.value().failures() == 0 ? kExitHeld : kExitFailed;
 }
@@ -144,7 +247,10 @@ void add_campaign_commands(CLI::App& app, CommandResult& result) {
   campaign->add_option("--faults", flags->faults, "Fault plan: none, default, all, or a plan file");
   campaign->add_option("--workload", flags->workload, "engine or raw")->check(CLI::IsMember({"engine", "raw"}));
   campaign->add_flag("--no-swarm", flags->no_swarm, "Keep every fault family of the plan on in every case");
-  campaign->add_option("--out", flags->out, "Output folder for summary.json and junit.xml");
+  campaign->add_option("--out", flags->out,
+                       "Output folder for summary.json, junit.xml and the minimal traces of failing seeds");
+  campaign->add_option("--mutant", flags->mutant,
+                       "Run against a raw-workload mutant (quiesce mutants lists them), with --workload raw");
   campaign->callback([flags, &result] { result.status = campaign_command(*flags, std::cout, std::cerr); });
 
   auto inputs = std::make_shared<std::vector<std::string>>();

@@ -22,17 +22,39 @@ std::string xml_escape(std::string_view text) {
   return escaped;
 }
 
-nlohmann::json case_to_json(const CaseResult& result) {
-  nlohmann::json failures = nlohmann::json::array();
+// A case as JSON; `Json` is nlohmann::json (keys sorted) or nlohmann::ordered_json (keys in the order
+// below: the seed and the verdict first, where a reader of a case a line looks).
+template <class Json>
+Json case_to_json(const CaseResult& result) {
+  Json failures = Json::array();
   for (const Failure& failure : result.failures) {
     failures.push_back({{"invariant", invariant_id(failure.invariant)}, {"message", failure.message}});
   }
-  nlohmann::json json = {{"seed", result.seed},       {"passed", result.passed()},
-                         {"digest", result.digest},   {"operations", result.operations},
-                         {"violations", result.violations}, {"findings", result.findings},
-                         {"failures", failures},      {"probes", result.probes_hit}};
+  Json json = {{"seed", result.seed},
+               {"passed", result.passed()},
+               {"failures", failures},
+               {"digest", result.digest},
+               {"operations", result.operations},
+               {"violations", result.violations},
+               {"findings", result.findings},
+               {"probes", result.probes_hit}};
   if (!result.replay_command.empty()) json["replay"] = result.replay_command;
   return json;
+}
+
+// Every field of the report but its cases, which to_json and write_json add each in its own way.
+nlohmann::json report_head_json(const CampaignReport& report) {
+  nlohmann::json shards = nlohmann::json::array();
+  for (const Shard& shard : report.shards) shards.push_back({{"index", shard.index}, {"total", shard.total}});
+  return {{"format", "quiesce-campaign-1"},
+          {"name", report.name},
+          {"seeds", {{"first", report.seeds.first}, {"last", report.seeds.last}}},
+          {"shards", shards},
+          {"cases_total", report.cases.size()},
+          {"failures", report.failures()},
+          {"probe_hits", report.probe_hits},
+          {"probes_expected", report.probes_expected},
+          {"probes_never_reached", report.probes_never_reached()}};
 }
 
 Result<Invariant, std::string> parse_invariant(const std::string& id) {
@@ -45,20 +67,38 @@ Result<Invariant, std::string> parse_invariant(const std::string& id) {
 }  // namespace
 
 nlohmann::json to_json(const CampaignReport& report) {
+  nlohmann::json json = report_head_json(report);
   nlohmann::json cases = nlohmann::json::array();
-  for (const CaseResult& result : report.cases) cases.push_back(case_to_json(result));
-  nlohmann::json shards = nlohmann::json::array();
-  for (const Shard& shard : report.shards) shards.push_back({{"index", shard.index}, {"total", shard.total}});
-  return {{"format", "quiesce-campaign-1"},
-          {"name", report.name},
-          {"seeds", {{"first", report.seeds.first}, {"last", report.seeds.last}}},
-          {"shards", shards},
-          {"cases_total", report.cases.size()},
-          {"failures", report.failures()},
-          {"probe_hits", report.probe_hits},
-          {"probes_expected", report.probes_expected},
-          {"probes_never_reached", report.probes_never_reached()},
-          {"cases", cases}};
+  for (const CaseResult& result : report.cases) cases.push_back(case_to_json<nlohmann::json>(result));
+  json["cases"] = std::move(cases);
+  return json;
+}
+
+void write_json(const CampaignReport& report, std::ostream& out) {
+  // The head's fields as dump(2) would print them one level in; a JSON text holds no raw newline inside a
+  // string, so indenting after each newline indents lines, never content.
+  const auto indented = [](const nlohmann::json& value) {
+    std::string text = value.dump(2);
+    std::string shifted;
+    shifted.reserve(text.size());
+    for (const char c : text) {
+      shifted += c;
+      if (c == '\n') shifted += "  ";
+    }
+    return shifted;
+  };
+  const nlohmann::json head = report_head_json(report);
+  out << "{\n";
+  for (auto field = head.begin(); field != head.end(); ++field) {
+    out << "  " << nlohmann::json(field.key()).dump() << ": " << indented(field.value()) << ",\n";
+  }
+  out << "  \"cases\": [";
+  const char* separator = "\n    ";
+  for (const CaseResult& result : report.cases) {
+    out << separator << case_to_json<nlohmann::ordered_json>(result).dump();
+    separator = ",\n    ";
+  }
+  out << (report.cases.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
 
 Result<CampaignReport, std::string> report_from_json(const nlohmann::json& json) {
@@ -98,6 +138,11 @@ Result<CampaignReport, std::string> report_from_json(const nlohmann::json& json)
 
 std::string to_junit(const CampaignReport& report) {
   std::ostringstream xml;
+  write_junit(report, xml);
+  return xml.str();
+}
+
+void write_junit(const CampaignReport& report, std::ostream& xml) {
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml << "<testsuites name=\"quiesce\" tests=\"" << report.cases.size() << "\" failures=\"" << report.failures()
       << "\">\n";
@@ -119,7 +164,6 @@ std::string to_junit(const CampaignReport& report) {
     xml << "    </testcase>\n";
   }
   xml << "  </testsuite>\n</testsuites>\n";
-  return xml.str();
 }
 
 Result<CampaignReport, std::string> merge_reports(std::vector<CampaignReport> reports) {

@@ -113,6 +113,7 @@ std::uint64_t run_on(Top& top, Stack& stack, sim::Device& device, std::uint64_t 
     RawWorkloadOptions workload;
     workload.seed = seed;
     workload.operations = options.operations;
+    workload.mutation = options.mutation;
     workload.on_liveness = [&stack] { stack.inner().set_injecting(false); };
     const RawWorkloadStats stats = run_raw_workload(top, workload, digest);
     if (outcome.detailed) print_stats(stats, outcome.report);

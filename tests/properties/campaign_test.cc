@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <sstream>
+#include <string>
 
 #include "quiesce/core/prng.h"
 
@@ -86,6 +88,36 @@ TEST(Campaign, JsonRoundTripsAndJUnitNamesEveryFailure) {
   EXPECT_NE(junit.find("name=\"seed_17\""), std::string::npos);
   EXPECT_NE(junit.find("<failure type=\"R4\""), std::string::npos);
   EXPECT_FALSE(report_from_json(nlohmann::json{{"format", "other"}}).ok());
+}
+
+TEST(Campaign, TheStreamedJsonIsTheSameDocumentWithACaseALine) {
+  const CampaignReport report = run_campaign(options_for({0, 20}, {}, 1), synthetic_case);
+  std::ostringstream streamed;
+  write_json(report, streamed);
+  const nlohmann::json parsed = nlohmann::json::parse(streamed.str(), nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << streamed.str();
+  EXPECT_EQ(parsed, to_json(report));
+  auto back = report_from_json(parsed);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back.value(), report);
+  // Each case is one line: 21 lines name a seed, and the three failing seeds' lines say so.
+  std::istringstream lines(streamed.str());
+  std::size_t case_lines = 0;
+  std::size_t failing_lines = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"seed\":") == std::string::npos) continue;
+    case_lines++;
+    if (line.find("\"passed\":false") != std::string::npos) failing_lines++;
+  }
+  EXPECT_EQ(case_lines, 21U);
+  EXPECT_EQ(failing_lines, 3U);
+  // An empty report is still a document.
+  std::ostringstream empty;
+  write_json(CampaignReport{}, empty);
+  EXPECT_EQ(nlohmann::json::parse(empty.str()), to_json(CampaignReport{}));
+  std::ostringstream junit;
+  write_junit(report, junit);
+  EXPECT_EQ(junit.str(), to_junit(report));
 }
 
 TEST(Campaign, SeedRangesParseAndRefuseNonsense) {

@@ -101,8 +101,13 @@ using CaseRunner = std::function<CaseResult(std::uint64_t seed)>;
 CampaignReport run_campaign(const CampaignOptions& options, const CaseRunner& run_case);
 
 nlohmann::json to_json(const CampaignReport& report);
+// The same document as to_json, streamed: the head's fields first, then each case on a line of its own, so
+// that a campaign of millions of cases neither builds the whole document in memory nor spends twenty lines
+// a case (and `grep '"passed":false'` finds the failing ones).
+void write_json(const CampaignReport& report, std::ostream& out);
 Result<CampaignReport, std::string> report_from_json(const nlohmann::json& json);
 std::string to_junit(const CampaignReport& report);
+void write_junit(const CampaignReport& report, std::ostream& out);
 
 // Joins shard reports of one campaign into one; refuses reports of different campaigns, overlapping
 // shards, or an incomplete set, saying which.

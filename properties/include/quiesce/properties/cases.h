@@ -24,6 +24,8 @@ enum class WorkloadKind : std::uint8_t {
   Raw,     // the raw contract workload (raw_workload.h)
 };
 
+enum class Mutation : std::uint8_t;  // raw_workload.h
+
 struct CaseOptions {
   WorkloadKind workload = WorkloadKind::Engine;
   faults::Plan plan = faults::Plan::standard();
@@ -34,6 +36,9 @@ struct CaseOptions {
   // When set, the case runs on the recorded stack (recorded_stack.h) and every record goes here; the sink's
   // header comes from case_run_config (record_case.h). Recording needs determinism_every = 0.
   traces::TraceSink* trace = nullptr;
+  // The raw workload only: a planted bug (raw_workload.h, the mutants of mutants.h), so that a campaign can
+  // be pointed at a runtime known to be wrong. A recorded case's trace holds the calls the bug made.
+  Mutation mutation{};  // value-initialized: Mutation::None
 };
 
 Invariant invariant_of(Rule rule);

@@ -1,0 +1,79 @@
+#!/bin/sh
+# quiesce campaign and quiesce merge, the way a user runs them: a seed range writes summary.json (a case a
+# line) and junit.xml; two GoogleTest shards cover the range exactly once and acknowledge the protocol's
+# status file; their merge is the unsharded report byte for byte; merge refuses an
+# incomplete set and a file that is not a report; a bad seed range exits 2 naming the flag; a campaign
+# against a planted bug (--mutant) exits 1 with each failing seed shrunk to a minimal trace in its folder.
+quiesce="$1"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+flags="--seeds 0..19 --jobs 2 --operations 200 --workload engine"
+
+# shellcheck disable=SC2086
+out="$("$quiesce" campaign $flags --out "$work/whole")" || { echo "$out"; fail "the campaign exited $?"; }
+echo "$out" | tail -n 3
+echo "$out" | grep -q "^campaign engine default: 20 cases, 0 failed$" || fail "no summary line for 20 cases"
+echo "$out" | grep -Eq "^coverage probes reached: [0-9]+ of 18$" || fail "no probe report"
+[ -s "$work/whole/summary.json" ] && [ -s "$work/whole/junit.xml" ] || fail "summary.json or junit.xml is missing"
+[ "$(grep -c '^    {"seed":[0-9]*,"passed":true,' "$work/whole/summary.json")" = 20 ] ||
+  fail "summary.json does not hold the 20 passing cases a line each"
+grep -q '<testsuites name="quiesce" tests="20" failures="0">' "$work/whole/junit.xml" || fail "junit.xml does not count 20 cases"
+
+for index in 0 1; do
+  # shellcheck disable=SC2086
+  GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$index GTEST_SHARD_STATUS_FILE="$work/status-$index" \
+    "$quiesce" campaign $flags --out "$work/shards" >/dev/null || fail "shard $index exited $?"
+  [ -e "$work/status-$index" ] || fail "shard $index did not create GTEST_SHARD_STATUS_FILE"
+done
+first="$work/shards/summary-shard-0-of-2.json"
+second="$work/shards/summary-shard-1-of-2.json"
+seeds_of() { sed -n 's/^    {"seed":\([0-9]*\),.*/\1/p' "$@" | sort -n | tr '\n' ' '; }
+[ "$(seeds_of "$first" "$second")" = "$(seq 0 19 | tr '\n' ' ')" ] || fail "the shards do not cover 0..19 exactly once"
+[ "$(seeds_of "$first")" = "0 2 4 6 8 10 12 14 16 18 " ] || fail "shard 0 of 2 does not hold the even seeds"
+
+out="$("$quiesce" merge "$second" "$first" -o "$work/merged.json")" || { echo "$out"; fail "merge exited $?"; }
+# A complete set of shards is the whole campaign again: the merged file is the unsharded one, byte for byte.
+cmp -s "$work/whole/summary.json" "$work/merged.json" ||
+  { diff "$work/whole/summary.json" "$work/merged.json" | head; fail "the merged report differs from the unsharded one"; }
+echo "$out" | grep -q "^campaign engine default: 20 cases, 0 failed$" || fail "merge printed no summary line"
+
+"$quiesce" merge "$first" -o "$work/gap.json" >"$work/gap.out" 2>&1
+status=$?
+[ "$status" = 2 ] || fail "merging one shard of two exited $status, expected 2"
+grep -q "cover 10 of the campaign's 20 seeds" "$work/gap.out" || { cat "$work/gap.out"; fail "no message about the missing seeds"; }
+echo "not json" >"$work/bad.json"
+"$quiesce" merge "$work/bad.json" -o "$work/x.json" >"$work/bad.out" 2>&1
+status=$?
+[ "$status" = 2 ] && grep -q "bad.json is not JSON" "$work/bad.out" || { cat "$work/bad.out"; fail "a file that is not JSON: exit $status"; }
+
+"$quiesce" campaign --seeds 9..3 --out "$work/bad" >"$work/range.out" 2>&1
+status=$?
+[ "$status" = 2 ] && grep -q -- "--seeds" "$work/range.out" || { cat "$work/range.out"; fail "a backwards seed range: exit $status"; }
+# A campaign against a planted bug: it fails, and each failing seed (up to ten) is recorded and shrunk into
+# the output folder, with the command that replays it in the console, summary.json and junit.xml.
+"$quiesce" campaign --seeds 0..11 --jobs 2 --operations 300 --workload raw --mutant free-while-pinned \
+  --out "$work/mutant" >"$work/mutant.out" 2>&1
+status=$?
+[ "$status" = 1 ] || { tail -n 20 "$work/mutant.out"; fail "the campaign against a planted bug exited $status, expected 1"; }
+line="$(grep '^seed 0: violation caller.release-while-pinned; shrank [0-9]* calls to [0-9]* ' "$work/mutant.out")" ||
+  { tail -n 20 "$work/mutant.out"; fail "seed 0 was not shrunk to its release-while-pinned violation"; }
+echo "$line"
+calls="$(echo "$line" | sed 's/.* calls to \([0-9]*\) .*/\1/')"
+[ "$calls" -le 12 ] || fail "seed 0 shrank to $calls calls, more than 12"
+minimal="$work/mutant/seed-0.min.qtrace"
+[ -s "$minimal" ] && [ -s "$work/mutant/seed-0.qtrace" ] || fail "seed 0's traces are not in the output folder"
+echo "$line" | grep -q "quiesce replay $minimal\$" || fail "the console does not give the command that replays seed 0"
+"$quiesce" replay "$minimal" | grep -q "^faithful" || fail "seed 0's minimal trace does not replay faithfully"
+"$quiesce" trace print "$minimal" | grep -q "violation caller.release-while-pinned" || fail "seed 0's minimal trace does not hold the violation"
+grep -q "^    {\"seed\":0,\"passed\":false,.*\"replay\":\"quiesce replay $minimal\"}" "$work/mutant/summary.json" ||
+  fail "summary.json does not give seed 0's replay command"
+grep -q "replay: quiesce replay $minimal" "$work/mutant/junit.xml" || fail "junit.xml does not give seed 0's replay command"
+"$quiesce" campaign --seeds 0..1 --workload raw --mutant no-such-bug --out "$work/x" >"$work/x.out" 2>&1
+status=$?
+[ "$status" = 2 ] && grep -q "'no-such-bug' is not a raw-workload mutant; those are: free-while-pinned" "$work/x.out" ||
+  { cat "$work/x.out"; fail "an unknown --mutant: exit $status"; }
+"$quiesce" campaign --seeds 0..1 --mutant free-while-pinned --out "$work/x" >"$work/x.out" 2>&1
+status=$?
+[ "$status" = 2 ] && grep -q "add --workload raw" "$work/x.out" || { cat "$work/x.out"; fail "--mutant without --workload raw: exit $status"; }
+echo "campaign, shards, merge and shrunk failing seeds: every check passed"
