@@ -19,9 +19,7 @@
 #include "quiesce/core/digest.h"
 #include "quiesce/properties/cases.h"
 #include "quiesce/properties/mutants.h"
-#include "quiesce/properties/record_case.h"
-#include "quiesce/properties/replay.h"
-#include "quiesce/traces/codec.h"
+#include "quiesce/properties/failing_seeds.h"
 
 namespace quiesce::cli {
 namespace {
@@ -36,61 +34,6 @@ struct CampaignFlags {
   std::string out = "quiesce-campaign";
   std::string mutant;  // a raw-workload mutant's name: the campaign runs against that planted bug
 };
-
-// The failing seeds a campaign records and shrinks into its output folder; any further failing seed gets
-// the command that reruns it (each shrink replays up to thousands of candidates, and one bug usually fails
-// most seeds of a range).
-constexpr std::size_t kShrunkSeedsMax = 10;
-
-// The raw-workload mutant called `name`: one whose bug is a Mutation of the careful raw runtime.
-Result<properties::Mutation, std::string> raw_mutation(const std::string& name) {
-  std::string names;
-  for (const properties::Mutant& mutant : properties::all_mutants()) {
-    const bool raw = mutant.mutation != properties::Mutation::None && mutant.provider == properties::ProviderBug::None &&
-                     !mutant.on_engine;
-    if (!raw) continue;
-    if (mutant.name == name) return mutant.mutation;
-    names += (names.empty() ? "" : ", ") + std::string(mutant.name);
-  }
-  return "'" + name + "' is not a raw-workload mutant; those are: " + names;
-}
-
-// Records the case of a failing seed into DIR/seed-S.qtrace, then shrinks it into DIR/seed-S.min.qtrace
-// while the same failure reproduces. Says on `out` what it wrote; returns the command that replays the
-// smallest trace written, or nothing when no trace could be written.
-std::string record_and_shrink(std::uint64_t seed, const properties::CaseOptions& case_options,
-                              const std::filesystem::path& folder, std::ostream& out) {
-  const std::string name = "seed-" + std::to_string(seed);
-  const std::string full = (folder / (name + ".qtrace")).string();
-  const properties::RecordedCase recorded = properties::record_case(seed, case_options);
-  if (traces::TraceResult<void> written = traces::write_bytes_file(full, recorded.trace); !written.ok()) {
-    out << "seed " << seed << ": its trace was not written: " << written.error().message() << "\n";
-    return {};
-  }
-  if (recorded.result.passed()) {  // the same seed ran twice with two verdicts: R20 itself is broken
-    out << "seed " << seed << ": passed when recorded, so there is no failure to shrink (R20); trace " << full << "\n";
-    return "quiesce replay " + full;
-  }
-  traces::TraceResult<traces::Trace> trace = traces::decode_binary(recorded.trace);
-  traces::TraceResult<properties::ShrinkReport> shrunk =
-      trace.ok() ? properties::shrink_trace(trace.value()) : traces::TraceResult<properties::ShrinkReport>(trace.error());
-  if (!shrunk.ok()) {
-    out << "seed " << seed << ": recorded in " << full << " (" << recorded.footer.record_count
-        << " records), not shrunk: " << shrunk.error().message() << "\n";
-    return "quiesce replay " + full;
-  }
-  const std::string minimal = (folder / (name + ".min.qtrace")).string();
-  if (traces::TraceResult<void> written = traces::write_trace_file(minimal, shrunk->minimal, traces::Encoding::Binary);
-      !written.ok()) {
-    out << "seed " << seed << ": recorded in " << full << "; the minimal trace was not written: "
-        << written.error().message() << "\n";
-    return "quiesce replay " + full;
-  }
-  out << "seed " << seed << ": " << shrunk->failure << "; shrank " << shrunk->calls_before << " calls to "
-      << shrunk->calls_after << " (" << shrunk->replays << " replays): quiesce replay " << minimal
-      << "\n  its records: quiesce trace print " << minimal << "\n";
-  return "quiesce replay " + minimal;
-}
 
 // Streams a report into `path` through `write`; a failure to open or to write is reported the same way.
 bool write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write,
@@ -146,7 +89,7 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
   case_options.swarm = !flags.no_swarm;
   case_options.operations = flags.operations;
   if (!flags.mutant.empty()) {
-    Result<properties::Mutation, std::string> mutation = raw_mutation(flags.mutant);
+    Result<properties::Mutation, std::string> mutation = properties::raw_mutation(flags.mutant);
     if (!mutation.ok()) {
       err << "quiesce campaign: --mutant: " << mutation.error() << "\n";
       return kExitBadInput;
@@ -170,26 +113,12 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
   properties::print_summary(report, out);
   print_probe_scope(flags.workload, out);
   const std::filesystem::path folder(flags.out);
-  std::size_t shrunk = 0;
-  std::size_t unrecorded = 0;
-  for (properties::CaseResult& result : report.cases) {
-    if (result.passed()) continue;
-    if (shrunk < kShrunkSeedsMax) {
-      shrunk++;
-      result.replay_command = record_and_shrink(result.seed, case_options, folder, out);
-    } else if (flags.mutant.empty()) {
-      result.replay_command = "quiesce run --seed " + std::to_string(result.seed) + " --faults " + flags.faults +
-                              " --workload " + flags.workload + " --operations " + std::to_string(flags.operations) +
-                              (flags.no_swarm ? " --no-swarm" : "");
-      out << "replay seed " << result.seed << ": " << result.replay_command << "\n";
-    } else {
-      unrecorded++;
-    }
-  }
-  if (unrecorded != 0) {
-    out << unrecorded << " more failing seeds were neither recorded nor shrunk (the first " << kShrunkSeedsMax
-        << " are; `quiesce run` has no --mutant to rerun the others)\n";
-  }
+  properties::FailingSeedOptions failing;
+  failing.folder = flags.out;
+  failing.rerun_flags = "--faults " + flags.faults + " --workload " + flags.workload + " --operations " +
+                        std::to_string(flags.operations) + (flags.no_swarm ? " --no-swarm" : "") +
+                        (flags.mutant.empty() ? "" : " --mutant " + flags.mutant);
+  properties::handle_failing_seeds(report, case_options, failing, out);
   const std::string suffix = shard_suffix(shard.value());
   if (!write_file(folder / ("summary" + suffix + ".json"),
                   [&](std::ostream& file) { properties::write_json(report, file); }, err) ||

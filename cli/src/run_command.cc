@@ -4,7 +4,8 @@
 // fault plan with swarm testing, sized to finish in about a minute on two cores. With --seed it runs that
 // one case and prints everything it did. Either way the last lines are `violations:`, `findings:` and
 // `digest:`. --trace records that one case (engine or raw workload, the same run and digest as without
-// --trace) as a trace; --check-determinism records it twice and compares the bytes (record_case.h).
+// --trace) as a trace; --check-determinism records it twice and compares the bytes (record_case.h). A
+// campaign's failing seeds are recorded and shrunk into --out (failing_seeds.h).
 #include <iostream>
 #include <memory>
 
@@ -14,6 +15,8 @@
 #include "workload_probes.h"
 #include "quiesce/core/digest.h"
 #include "quiesce/properties/cases.h"
+#include "quiesce/properties/failing_seeds.h"
+#include "quiesce/properties/mutants.h"
 #include "quiesce/properties/record_case.h"
 #include "quiesce/properties/replay.h"
 #include "quiesce/sim/config.h"
@@ -33,6 +36,8 @@ struct RunOptions {
   std::string trace;
   std::string encoding = "binary";
   bool check_determinism = false;
+  std::string out = "quiesce-failures";  // the campaign's failing seeds, recorded and shrunk
+  std::string mutant;                     // a raw-workload mutant: run against that planted bug
 };
 
 void print_verdict(std::uint64_t violations, std::uint64_t findings, std::uint64_t digest, std::ostream& out) {
@@ -98,9 +103,21 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
   case_options.workload = options.workload == "raw" ? properties::WorkloadKind::Raw : properties::WorkloadKind::Engine;
   case_options.swarm = !options.no_swarm;
   case_options.operations = options.operations;
+  if (!options.mutant.empty()) {
+    Result<properties::Mutation, std::string> mutation = properties::raw_mutation(options.mutant);
+    if (!mutation.ok()) {
+      err << "quiesce run: --mutant: " << mutation.error() << "\n";
+      return kExitBadInput;
+    }
+    if (options.workload != "raw") {
+      err << "quiesce run: --mutant plants its bug in the raw workload's runtime: add --workload raw\n";
+      return kExitBadInput;
+    }
+    case_options.mutation = mutation.value();
+  }
   out << "quiesce run: " << options.workload << " workload on Validator<Injector<sim::Device>>, fault plan "
       << options.faults << (case_options.swarm ? " with swarm testing" : "") << ", " << options.operations
-      << " operations per case\n";
+      << " operations per case" << (options.mutant.empty() ? "" : ", against mutant " + options.mutant) << "\n";
   if (!options.trace.empty() || options.check_determinism) return run_recorded(options, case_options, out, err);
   if (options.seed) {
     sim::Config config;
@@ -125,10 +142,16 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
   campaign.jobs = options.jobs;
   campaign.probes_expected = probes_for(options.workload);
   campaign.progress = &out;
-  const properties::CampaignReport report =
+  properties::CampaignReport report =
       properties::run_campaign(campaign, [&case_options](std::uint64_t seed) { return properties::run_case(seed, case_options); });
   properties::print_summary(report, out);
   print_probe_scope(options.workload, out);
+  properties::FailingSeedOptions failing;
+  failing.folder = options.out;
+  failing.rerun_flags = "--faults " + options.faults + " --workload " + options.workload + " --operations " +
+                        std::to_string(options.operations) + (options.no_swarm ? " --no-swarm" : "") +
+                        (options.mutant.empty() ? "" : " --mutant " + options.mutant);
+  properties::handle_failing_seeds(report, case_options, failing, out);
   std::uint64_t violations = 0;
   std::uint64_t findings = 0;
   Digest digest;
@@ -158,6 +181,10 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   run->add_option("--encoding", options->encoding, "Trace encoding for --trace: binary or jsonl");
   run->add_flag("--check-determinism", options->check_determinism,
                 "Record the case of --seed twice and compare the traces byte for byte");
+  run->add_option("--mutant", options->mutant,
+                  "Run against a raw-workload mutant (quiesce mutants lists them), with --workload raw");
+  run->add_option("--out", options->out,
+                  "Where the campaign's failing seeds go, recorded and shrunk (created only when one fails)");
   run->callback([options, &result] { result.status = run_command(*options, std::cout, std::cerr); });
 }
 

@@ -327,6 +327,16 @@ std::string_view to_string(EngineBug bug) {
   return "unknown";
 }
 
+Result<Mutation, std::string> raw_mutation(std::string_view name) {
+  std::string names;
+  for (const Mutant& mutant : all_mutants()) {
+    if (mutant.mutation == Mutation::None || mutant.provider != ProviderBug::None || mutant.on_engine) continue;
+    if (mutant.name == name) return mutant.mutation;
+    names += (names.empty() ? "" : ", ") + std::string(mutant.name);
+  }
+  return "'" + std::string(name) + "' is not a raw-workload mutant; those are: " + names;
+}
+
 std::string_view to_string(Mutation mutation) {
   if (mutation == Mutation::None) return "none";
   for (const Mutant& mutant : all_mutants()) {

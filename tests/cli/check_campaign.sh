@@ -3,7 +3,8 @@
 # line) and junit.xml; two GoogleTest shards cover the range exactly once and acknowledge the protocol's
 # status file; their merge is the unsharded report byte for byte; merge refuses an
 # incomplete set and a file that is not a report; a bad seed range exits 2 naming the flag; a campaign
-# against a planted bug (--mutant) exits 1 with each failing seed shrunk to a minimal trace in its folder.
+# against a planted bug (--mutant) exits 1 with each failing seed shrunk to a minimal trace in its folder,
+# and so does quiesce run, whose later failing seeds get the command that reruns them.
 quiesce="$1"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -76,4 +77,20 @@ status=$?
 "$quiesce" campaign --seeds 0..1 --mutant free-while-pinned --out "$work/x" >"$work/x.out" 2>&1
 status=$?
 [ "$status" = 2 ] && grep -q "add --workload raw" "$work/x.out" || { cat "$work/x.out"; fail "--mutant without --workload raw: exit $status"; }
+# The default campaign, quiesce run, does the same with its failing seeds: the first ten shrunk into --out,
+# the others given the quiesce run command that reruns them, which fails the same way.
+"$quiesce" run --seeds 0..11 --jobs 2 --operations 300 --workload raw --mutant free-while-pinned \
+  --out "$work/run" >"$work/run.out" 2>&1
+status=$?
+[ "$status" = 1 ] || { tail -n 20 "$work/run.out"; fail "quiesce run against a planted bug exited $status, expected 1"; }
+[ "$(grep -c '^seed [0-9]*: violation caller.release-while-pinned; shrank ' "$work/run.out")" = 10 ] ||
+  { tail -n 20 "$work/run.out"; fail "quiesce run did not shrink its first ten failing seeds"; }
+[ -s "$work/run/seed-9.min.qtrace" ] || fail "quiesce run did not write seed 9's minimal trace into --out"
+rerun="$(sed -n 's/^replay seed 11: //p' "$work/run.out")"
+[ "$rerun" = "quiesce run --seed 11 --faults default --workload raw --operations 300 --mutant free-while-pinned" ] ||
+  { tail -n 5 "$work/run.out"; fail "no rerun command for seed 11 past the ten shrunk"; }
+# shellcheck disable=SC2086
+"$quiesce" ${rerun#quiesce } >"$work/rerun.out" 2>&1
+status=$?
+[ "$status" = 1 ] && grep -q "^failed: R1: " "$work/rerun.out" || { tail -n 5 "$work/rerun.out"; fail "the rerun of seed 11 exited $status"; }
 echo "campaign, shards, merge and shrunk failing seeds: every check passed"

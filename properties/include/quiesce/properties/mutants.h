@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "quiesce/core/prng.h"
+#include "quiesce/core/result.h"
 #include "quiesce/faults/plan.h"
 #include "quiesce/properties/campaign.h"
 #include "quiesce/properties/raw_workload.h"
@@ -68,6 +69,9 @@ struct Mutant {
 
 // Every mutant, in a stable order.
 const std::vector<Mutant>& all_mutants();
+// The Mutation of the raw-workload mutant called `name` (one whose bug is in the careful raw runtime, for
+// `--mutant` of quiesce campaign and quiesce run); a sentence naming the valid names otherwise.
+Result<Mutation, std::string> raw_mutation(std::string_view name);
 std::string_view to_string(Mutation mutation);
 std::string_view to_string(ProviderBug bug);
 std::string_view to_string(EngineBug bug);
