@@ -14,11 +14,10 @@
 
 #include "commands.h"
 #include "exit_status.h"
-#include "plan_option.h"
+#include "case_flags.h"
 #include "workload_probes.h"
 #include "quiesce/core/digest.h"
 #include "quiesce/properties/cases.h"
-#include "quiesce/properties/mutants.h"
 #include "quiesce/properties/failing_seeds.h"
 
 namespace quiesce::cli {
@@ -53,11 +52,13 @@ std::string shard_suffix(const properties::Shard& shard) {
 }
 
 int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream& err) {
-  Result<faults::Plan, std::string> plan = load_plan(flags.faults);
-  if (!plan.ok()) {
-    err << "quiesce campaign: " << plan.error() << "\n";
+  const CaseFlags case_flags{flags.faults, flags.workload, flags.operations, flags.no_swarm, flags.mutant};
+  Result<properties::CaseOptions, std::string> made = case_options_from(case_flags);
+  if (!made.ok()) {
+    err << "quiesce campaign: " << made.error() << "\n";
     return kExitBadInput;
   }
+  const properties::CaseOptions case_options = made.value();
   Result<properties::SeedRange, std::string> seeds = properties::parse_seed_range(flags.seeds);
   if (!seeds.ok()) {
     err << "quiesce campaign: --seeds: " << seeds.error() << "\n";
@@ -83,23 +84,6 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
     err << "quiesce campaign: cannot create the output folder " << flags.out << ": " << error.message() << "\n";
     return kExitBadInput;
   }
-  properties::CaseOptions case_options;
-  case_options.plan = plan.value();
-  case_options.workload = flags.workload == "raw" ? properties::WorkloadKind::Raw : properties::WorkloadKind::Engine;
-  case_options.swarm = !flags.no_swarm;
-  case_options.operations = flags.operations;
-  if (!flags.mutant.empty()) {
-    Result<properties::Mutation, std::string> mutation = properties::raw_mutation(flags.mutant);
-    if (!mutation.ok()) {
-      err << "quiesce campaign: --mutant: " << mutation.error() << "\n";
-      return kExitBadInput;
-    }
-    if (flags.workload != "raw") {
-      err << "quiesce campaign: --mutant plants its bug in the raw workload's runtime: add --workload raw\n";
-      return kExitBadInput;
-    }
-    case_options.mutation = mutation.value();
-  }
   properties::CampaignOptions options;
   options.name = "campaign " + flags.workload + " " + flags.faults + (flags.mutant.empty() ? "" : " mutant " + flags.mutant);
   options.seeds = seeds.value();
@@ -115,9 +99,7 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
   const std::filesystem::path folder(flags.out);
   properties::FailingSeedOptions failing;
   failing.folder = flags.out;
-  failing.rerun_flags = "--faults " + flags.faults + " --workload " + flags.workload + " --operations " +
-                        std::to_string(flags.operations) + (flags.no_swarm ? " --no-swarm" : "") +
-                        (flags.mutant.empty() ? "" : " --mutant " + flags.mutant);
+  failing.rerun_flags = rerun_flags(case_flags);
   properties::handle_failing_seeds(report, case_options, failing, out);
   const std::string suffix = shard_suffix(shard.value());
   if (!write_file(folder / ("summary" + suffix + ".json"),

@@ -11,12 +11,11 @@
 
 #include "commands.h"
 #include "exit_status.h"
-#include "plan_option.h"
+#include "case_flags.h"
 #include "workload_probes.h"
 #include "quiesce/core/digest.h"
 #include "quiesce/properties/cases.h"
 #include "quiesce/properties/failing_seeds.h"
-#include "quiesce/properties/mutants.h"
 #include "quiesce/properties/record_case.h"
 #include "quiesce/properties/replay.h"
 #include "quiesce/sim/config.h"
@@ -93,28 +92,13 @@ int run_recorded(const RunOptions& options, const properties::CaseOptions& case_
 }
 
 int run_command(const RunOptions& options, std::ostream& out, std::ostream& err) {
-  Result<faults::Plan, std::string> plan = load_plan(options.faults);
-  if (!plan.ok()) {
-    err << "quiesce run: " << plan.error() << "\n";
+  const CaseFlags case_flags{options.faults, options.workload, options.operations, options.no_swarm, options.mutant};
+  Result<properties::CaseOptions, std::string> made = case_options_from(case_flags);
+  if (!made.ok()) {
+    err << "quiesce run: " << made.error() << "\n";
     return kExitBadInput;
   }
-  properties::CaseOptions case_options;
-  case_options.plan = plan.value();
-  case_options.workload = options.workload == "raw" ? properties::WorkloadKind::Raw : properties::WorkloadKind::Engine;
-  case_options.swarm = !options.no_swarm;
-  case_options.operations = options.operations;
-  if (!options.mutant.empty()) {
-    Result<properties::Mutation, std::string> mutation = properties::raw_mutation(options.mutant);
-    if (!mutation.ok()) {
-      err << "quiesce run: --mutant: " << mutation.error() << "\n";
-      return kExitBadInput;
-    }
-    if (options.workload != "raw") {
-      err << "quiesce run: --mutant plants its bug in the raw workload's runtime: add --workload raw\n";
-      return kExitBadInput;
-    }
-    case_options.mutation = mutation.value();
-  }
+  properties::CaseOptions case_options = made.value();
   out << "quiesce run: " << options.workload << " workload on Validator<Injector<sim::Device>>, fault plan "
       << options.faults << (case_options.swarm ? " with swarm testing" : "") << ", " << options.operations
       << " operations per case" << (options.mutant.empty() ? "" : ", against mutant " + options.mutant) << "\n";
@@ -122,7 +106,7 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
   if (options.seed) {
     sim::Config config;
     config.seed = *options.seed;
-    out << sim::describe(config) << "# fault plan\n" << faults::to_text(plan.value());
+    out << sim::describe(config) << "# fault plan\n" << faults::to_text(case_options.plan);
     case_options.detail = &out;
     const properties::CaseResult result = properties::run_case(*options.seed, case_options);
     for (const properties::Failure& failure : result.failures) {
@@ -148,9 +132,7 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
   print_probe_scope(options.workload, out);
   properties::FailingSeedOptions failing;
   failing.folder = options.out;
-  failing.rerun_flags = "--faults " + options.faults + " --workload " + options.workload + " --operations " +
-                        std::to_string(options.operations) + (options.no_swarm ? " --no-swarm" : "") +
-                        (options.mutant.empty() ? "" : " --mutant " + options.mutant);
+  failing.rerun_flags = rerun_flags(case_flags);
   properties::handle_failing_seeds(report, case_options, failing, out);
   std::uint64_t violations = 0;
   std::uint64_t findings = 0;
