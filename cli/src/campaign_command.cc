@@ -31,7 +31,7 @@ struct CampaignFlags {
   std::string workload = "engine";
   bool no_swarm = false;
   std::string out = "quiesce-campaign";
-  std::string mutant;  // a raw-workload mutant's name: the campaign runs against that planted bug
+  std::string mutant;  // a mutant's name (raw workload or engine): the campaign runs against that planted bug
 };
 
 // Streams a report into `path` through `write`; a failure to open or to write is reported the same way.
@@ -161,7 +161,8 @@ void add_campaign_commands(CLI::App& app, CommandResult& result) {
   campaign->add_option("--out", flags->out,
                        "Output folder for summary.json, junit.xml and the minimal traces of failing seeds");
   campaign->add_option("--mutant", flags->mutant,
-                       "Run against a raw-workload mutant (quiesce mutants lists them), with --workload raw");
+                       "Run against a planted bug (quiesce mutants lists them): a raw-workload mutant with --workload raw, an "
+                  "engine-* mutant with the engine workload");
   campaign->callback([flags, &result] { result.status = campaign_command(*flags, std::cout, std::cerr); });
 
   auto inputs = std::make_shared<std::vector<std::string>>();

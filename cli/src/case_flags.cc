@@ -15,13 +15,28 @@ Result<properties::CaseOptions, std::string> case_options_from(const CaseFlags& 
   options.swarm = !flags.no_swarm;
   options.operations = flags.operations;
   if (flags.mutant.empty()) return options;
-  Result<properties::Mutation, std::string> mutation = properties::raw_mutation(flags.mutant);
-  if (!mutation.ok()) return "--mutant: " + mutation.error();
-  if (options.workload != properties::WorkloadKind::Raw) {
-    return std::string("--mutant plants its bug in the raw workload's runtime: add --workload raw");
+  // A name is looked up among the mutants of the workload asked for; one of the other workload gets the
+  // flag that runs it.
+  if (options.workload == properties::WorkloadKind::Raw) {
+    Result<properties::Mutation, std::string> mutation = properties::raw_mutation(flags.mutant);
+    if (mutation.ok()) {
+      options.mutation = mutation.value();
+      return options;
+    }
+    if (properties::engine_mutation(flags.mutant).ok()) {
+      return "--mutant " + flags.mutant + " plants its bug in the reference engine: use --workload engine";
+    }
+    return "--mutant: " + mutation.error();
   }
-  options.mutation = mutation.value();
-  return options;
+  Result<properties::EngineBug, std::string> bug = properties::engine_mutation(flags.mutant);
+  if (bug.ok()) {
+    options.engine_bug = bug.value();
+    return options;
+  }
+  if (properties::raw_mutation(flags.mutant).ok()) {
+    return "--mutant " + flags.mutant + " plants its bug in the raw workload's runtime: add --workload raw";
+  }
+  return "--mutant: " + bug.error();
 }
 
 std::string rerun_flags(const CaseFlags& flags) {

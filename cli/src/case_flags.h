@@ -15,7 +15,7 @@ struct CaseFlags {
   std::string workload;  // engine or raw
   std::uint32_t operations = 1000;
   bool no_swarm = false;
-  std::string mutant;  // a raw-workload mutant's name, or empty
+  std::string mutant;  // a raw-workload or engine mutant's name, or empty
 };
 
 // The plan loaded and the mutant's bug planted; a sentence (naming the flag for --mutant) otherwise.

@@ -36,7 +36,7 @@ struct RunOptions {
   std::string encoding = "binary";
   bool check_determinism = false;
   std::string out = "quiesce-failures";  // the campaign's failing seeds, recorded and shrunk
-  std::string mutant;                     // a raw-workload mutant: run against that planted bug
+  std::string mutant;                     // a mutant (raw or engine): run against that planted bug
 };
 
 void print_verdict(std::uint64_t violations, std::uint64_t findings, std::uint64_t digest, std::ostream& out) {
@@ -164,7 +164,8 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   run->add_flag("--check-determinism", options->check_determinism,
                 "Record the case of --seed twice and compare the traces byte for byte");
   run->add_option("--mutant", options->mutant,
-                  "Run against a raw-workload mutant (quiesce mutants lists them), with --workload raw");
+                  "Run against a planted bug (quiesce mutants lists them): a raw-workload mutant with --workload raw, an "
+                  "engine-* mutant with the engine workload");
   run->add_option("--out", options->out,
                   "Where the campaign's failing seeds go, recorded and shrunk (created only when one fails)");
   run->callback([options, &result] { result.status = run_command(*options, std::cout, std::cerr); });

@@ -7,6 +7,8 @@
 #include "quiesce/core/validator.h"
 #include "quiesce/faults/injector.h"
 #include "quiesce/properties/engine_workload.h"
+#include "quiesce/properties/engine_workload_mutants.h"
+#include "quiesce/properties/mutants.h"
 #include "quiesce/properties/raw_workload.h"
 #include "quiesce/properties/record_case.h"
 #include "quiesce/properties/recorded_stack.h"
@@ -48,16 +50,7 @@ void probe(CaseResult& result, bool reached, const char* name) {
 }
 
 void judge_engine(const EngineWorkloadResult& run, CaseResult& result) {
-  for (const std::string& failure : run.data_failures) {
-    add_failure(result, Invariant::R3, "a read disagreed with the host model (work reported as not run ran, or ran "
-                                       "with effects it must not have): " + failure);
-  }
-  for (const std::string& problem : run.problems) add_failure(result, Invariant::R14, problem);
-  if (!run.liveness.ok()) {
-    add_failure(result, Invariant::R19, "the liveness phase did not reach quiescence: " +
-                                            describe_error(run.liveness.error()));
-  }
-  if (!run.shutdown.clean()) add_failure(result, Invariant::R19, run.shutdown.describe());
+  add_engine_failures(run, result);
   const EngineCounters& counters = run.engine;
   probe(result, counters.submits_partial > 0, "partial submit");
   probe(result, counters.submits_indeterminate > 0, "indeterminate submit");
@@ -94,6 +87,15 @@ void judge_raw(const RawWorkloadStats& stats, CaseResult& result) {
   probe(result, stats.terminals_cancelled > 0, "cancellation won");
 }
 
+// The engine workload over an engine with a planted bug: the misreading layer between the engine and `top`
+// and the engine type that hides calls, as the engine mutants of quiesce mutants run it.
+template <class Top>
+EngineWorkloadResult run_mutated_engine(Top& top, sim::FiberEnv& env, const EngineWorkloadOptions& workload,
+                                        Digest& digest, EngineBug bug) {
+  EngineFacing<Top> facing(bug, top);
+  return run_engine_workload_on<MutantEngine<EngineFacing<Top>, sim::FiberEnv>>(facing, env, workload, digest, bug);
+}
+
 // The workloads drive `top`: the stack itself, or the recorder on top of it when the case is recorded.
 template <class Top>
 std::uint64_t run_on(Top& top, Stack& stack, sim::Device& device, std::uint64_t seed, const CaseOptions& options,
@@ -106,7 +108,9 @@ std::uint64_t run_on(Top& top, Stack& stack, sim::Device& device, std::uint64_t 
     workload.seed = seed;
     workload.operations = options.operations;
     workload.on_liveness = [&stack] { stack.inner().set_injecting(false); };
-    const EngineWorkloadResult run = run_engine_workload(top, env, workload, digest);
+    const EngineWorkloadResult run = options.engine_bug == EngineBug::None
+                                         ? run_engine_workload(top, env, workload, digest)
+                                         : run_mutated_engine(top, env, workload, digest, options.engine_bug);
     if (outcome.detailed) print_result(run, outcome.report);
     judge_engine(run, outcome.result);
   } else {
@@ -142,6 +146,29 @@ std::uint64_t run_once(std::uint64_t seed, const CaseOptions& options, Outcome& 
 }
 
 }  // namespace
+
+void add_engine_failures(const EngineWorkloadResult& run, CaseResult& result) {
+  for (const std::string& failure : run.data_failures) {
+    const bool dry_run = failure.find("dry run") != std::string::npos;
+    add_failure(result, dry_run ? Invariant::R18 : Invariant::R3,
+                "a read disagreed with the host model (work reported as not run ran, or ran with effects it must "
+                "not have): " + failure);
+  }
+  for (const std::string& problem : run.problems) {
+    Invariant invariant = Invariant::R14;
+    if (problem.find("timing") != std::string::npos || problem.find("profile") != std::string::npos) {
+      invariant = Invariant::R15;
+    }
+    if (problem.find("read-only binding") != std::string::npos) invariant = Invariant::R16;
+    if (problem.find("memory ledger") != std::string::npos) invariant = Invariant::R19;
+    add_failure(result, invariant, problem);
+  }
+  if (!run.liveness.ok()) {
+    add_failure(result, Invariant::R19, "the liveness phase did not reach quiescence: " +
+                                            describe_error(run.liveness.error()));
+  }
+  if (!run.shutdown.clean()) add_failure(result, Invariant::R19, run.shutdown.describe());
+}
 
 Invariant invariant_of(Rule rule) {
   switch (rule) {

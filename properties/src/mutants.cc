@@ -130,24 +130,6 @@ void judge(Stack& stack, const sim::Device& device, const RawWorkloadStats& stat
   }
 }
 
-// The engine workload's checks, each under the invariant it proves: a read after a dry run (R18) or any other
-// read (R3) that disagrees with the host model, the engine's broken promises (R14 for failures, R15 for
-// timing, R16 for access modes, R19 for the ledger), liveness and the shutdown report (R19).
-void judge_engine(const EngineWorkloadResult& run, CaseResult& result) {
-  for (const std::string& failure : run.data_failures) {
-    add_failure(result, failure.find("dry run") != std::string::npos ? I::R18 : I::R3, failure);
-  }
-  for (const std::string& problem : run.problems) {
-    Invariant invariant = I::R14;
-    if (problem.find("timing") != std::string::npos || problem.find("profile") != std::string::npos) invariant = I::R15;
-    if (problem.find("read-only binding") != std::string::npos) invariant = I::R16;
-    if (problem.find("memory ledger") != std::string::npos) invariant = I::R19;
-    add_failure(result, invariant, problem);
-  }
-  if (!run.liveness.ok()) add_failure(result, I::R19, "no quiescence: " + describe_error(run.liveness.error()));
-  if (!run.shutdown.clean()) add_failure(result, I::R19, run.shutdown.describe());
-}
-
 std::uint64_t run_engine_once(const Mutant& mutant, std::uint64_t seed, const MutantCaseOptions& options,
                               CaseResult& result) {
   sim::Config config;
@@ -167,7 +149,7 @@ std::uint64_t run_engine_once(const Mutant& mutant, std::uint64_t seed, const Mu
   Digest digest;
   const EngineWorkloadResult run = run_engine_workload_on<MutatedEngine>(stack, env, workload, digest, mutant.engine);
   judge_stack(checked, device, result);
-  judge_engine(run, result);
+  add_engine_failures(run, result);
   digest.add(device.digest());
   return digest.value();
 }
@@ -327,14 +309,42 @@ std::string_view to_string(EngineBug bug) {
   return "unknown";
 }
 
-Result<Mutation, std::string> raw_mutation(std::string_view name) {
+namespace {
+
+bool is_raw_mutant(const Mutant& mutant) {
+  return mutant.mutation != Mutation::None && mutant.provider == ProviderBug::None && !mutant.on_engine;
+}
+bool is_engine_mutant(const Mutant& mutant) { return mutant.on_engine && mutant.engine != EngineBug::None; }
+
+// The names of the mutants `keep` selects, for the messages that list them.
+template <class Keep>
+std::string mutant_names(Keep keep) {
   std::string names;
   for (const Mutant& mutant : all_mutants()) {
-    if (mutant.mutation == Mutation::None || mutant.provider != ProviderBug::None || mutant.on_engine) continue;
-    if (mutant.name == name) return mutant.mutation;
-    names += (names.empty() ? "" : ", ") + std::string(mutant.name);
+    if (keep(mutant)) names += (names.empty() ? "" : ", ") + std::string(mutant.name);
   }
-  return "'" + std::string(name) + "' is not a raw-workload mutant; those are: " + names;
+  return names;
+}
+
+const Mutant* find_mutant(std::string_view name) {
+  for (const Mutant& mutant : all_mutants()) {
+    if (mutant.name == name) return &mutant;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<Mutation, std::string> raw_mutation(std::string_view name) {
+  const Mutant* mutant = find_mutant(name);
+  if (mutant != nullptr && is_raw_mutant(*mutant)) return mutant->mutation;
+  return "'" + std::string(name) + "' is not a raw-workload mutant; those are: " + mutant_names(is_raw_mutant);
+}
+
+Result<EngineBug, std::string> engine_mutation(std::string_view name) {
+  const Mutant* mutant = find_mutant(name);
+  if (mutant != nullptr && is_engine_mutant(*mutant)) return mutant->engine;
+  return "'" + std::string(name) + "' is not an engine mutant; those are: " + mutant_names(is_engine_mutant);
 }
 
 std::string_view to_string(Mutation mutation) {

@@ -3,8 +3,9 @@
 # line) and junit.xml; two GoogleTest shards cover the range exactly once and acknowledge the protocol's
 # status file; their merge is the unsharded report byte for byte; merge refuses an
 # incomplete set and a file that is not a report; a bad seed range exits 2 naming the flag; a campaign
-# against a planted bug (--mutant) exits 1 with each failing seed shrunk to a minimal trace in its folder,
-# and so does quiesce run, whose later failing seeds get the command that reruns them.
+# against a planted bug (--mutant, in the raw workload's runtime or in the reference engine) exits 1 with
+# each failing seed shrunk to a minimal trace in its folder, and so does quiesce run, whose later failing
+# seeds get the command that reruns them.
 quiesce="$1"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -77,6 +78,27 @@ status=$?
 "$quiesce" campaign --seeds 0..1 --mutant free-while-pinned --out "$work/x" >"$work/x.out" 2>&1
 status=$?
 [ "$status" = 2 ] && grep -q "add --workload raw" "$work/x.out" || { cat "$work/x.out"; fail "--mutant without --workload raw: exit $status"; }
+# A bug planted in the reference engine goes the same way on the engine workload: the failing seed's trace
+# holds the calls the mutated engine made, and shrinks to the violation they broke.
+"$quiesce" campaign --seeds 0..3 --jobs 2 --operations 300 --mutant engine-release-before-fence \
+  --out "$work/engine-mutant" >"$work/engine-mutant.out" 2>&1
+status=$?
+[ "$status" = 1 ] || { tail -n 20 "$work/engine-mutant.out"; fail "the campaign against an engine bug exited $status, expected 1"; }
+line="$(grep '^seed 0: violation caller\.[a-z-]*; shrank [0-9]* calls to [0-9]* ' "$work/engine-mutant.out")" ||
+  { tail -n 20 "$work/engine-mutant.out"; fail "seed 0 of the engine mutant was not shrunk to a violation"; }
+echo "$line"
+calls="$(echo "$line" | sed 's/.* calls to \([0-9]*\) .*/\1/')"
+[ "$calls" -le 12 ] || fail "seed 0 of the engine mutant shrank to $calls calls, more than 12"
+"$quiesce" replay "$work/engine-mutant/seed-0.min.qtrace" | grep -q "^faithful" ||
+  fail "seed 0's minimal trace of the engine mutant does not replay faithfully"
+"$quiesce" campaign --seeds 0..1 --workload raw --mutant engine-release-before-fence --out "$work/x" >"$work/x.out" 2>&1
+status=$?
+[ "$status" = 2 ] && grep -q "plants its bug in the reference engine: use --workload engine" "$work/x.out" ||
+  { cat "$work/x.out"; fail "an engine mutant with --workload raw: exit $status"; }
+"$quiesce" campaign --seeds 0..1 --mutant no-such-bug --out "$work/x" >"$work/x.out" 2>&1
+status=$?
+[ "$status" = 2 ] && grep -q "'no-such-bug' is not an engine mutant; those are: engine-lose-deferred-error" "$work/x.out" ||
+  { cat "$work/x.out"; fail "an unknown engine --mutant: exit $status"; }
 # The default campaign, quiesce run, does the same with its failing seeds: the first ten shrunk into --out,
 # the others given the quiesce run command that reruns them, which fails the same way.
 "$quiesce" run --seeds 0..11 --jobs 2 --operations 300 --workload raw --mutant free-while-pinned \

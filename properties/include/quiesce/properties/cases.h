@@ -25,6 +25,8 @@ enum class WorkloadKind : std::uint8_t {
 };
 
 enum class Mutation : std::uint8_t;  // raw_workload.h
+enum class EngineBug : std::uint8_t;  // mutants.h
+struct EngineWorkloadResult;          // engine_workload.h
 
 struct CaseOptions {
   WorkloadKind workload = WorkloadKind::Engine;
@@ -39,6 +41,9 @@ struct CaseOptions {
   // The raw workload only: a planted bug (raw_workload.h, the mutants of mutants.h), so that a campaign can
   // be pointed at a runtime known to be wrong. A recorded case's trace holds the calls the bug made.
   Mutation mutation{};  // value-initialized: Mutation::None
+  // The engine workload only: a bug planted in the reference engine (the engine mutants of mutants.h). The
+  // trace of a recorded case holds the calls the mutated engine made to its backend.
+  EngineBug engine_bug{};  // value-initialized: EngineBug::None
 };
 
 Invariant invariant_of(Rule rule);
@@ -48,5 +53,10 @@ Invariant invariant_of(sim::FindingKind kind);
 const std::vector<std::string>& standard_probes();
 
 CaseResult run_case(std::uint64_t seed, const CaseOptions& options);
+
+// The engine workload's own checks as failures, each under the invariant it proves: a read that disagrees
+// with the host model (R18 after a dry run, R3 otherwise), a broken engine promise (R15 for timing, R16 for
+// access modes, R19 for the ledger, R14 for deferred failures), liveness and the shutdown report (R19).
+void add_engine_failures(const EngineWorkloadResult& run, CaseResult& result);
 
 }  // namespace quiesce::properties

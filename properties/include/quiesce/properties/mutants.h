@@ -72,6 +72,9 @@ const std::vector<Mutant>& all_mutants();
 // The Mutation of the raw-workload mutant called `name` (one whose bug is in the careful raw runtime, for
 // `--mutant` of quiesce campaign and quiesce run); a sentence naming the valid names otherwise.
 Result<Mutation, std::string> raw_mutation(std::string_view name);
+// The EngineBug of the engine mutant called `name` (one whose bug is in the reference engine, for `--mutant`
+// with the engine workload); a sentence naming the valid names otherwise.
+Result<EngineBug, std::string> engine_mutation(std::string_view name);
 std::string_view to_string(Mutation mutation);
 std::string_view to_string(ProviderBug bug);
 std::string_view to_string(EngineBug bug);
