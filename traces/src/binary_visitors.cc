@@ -20,14 +20,6 @@
 
 namespace quiesce::traces::detail {
 
-void put_varint(std::vector<std::byte>& out, std::uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<std::byte>((value & 0x7FU) | 0x80U));
-    value >>= 7U;
-  }
-  out.push_back(static_cast<std::byte>(value));
-}
-
 void put_fixed64(std::vector<std::byte>& out, std::uint64_t value) {
   for (unsigned shift = 0; shift < 64; shift += 8) out.push_back(static_cast<std::byte>((value >> shift) & 0xFFU));
 }
