@@ -524,6 +524,50 @@ TEST_F(EngineToyTest, ShutdownQuarantinesWorkThatNeverFinished) {
   (void)target;
 }
 
+// The fate history keeps the fates of the submissions among the last fate_history_max serials: an older one
+// answers Unknown, a recent one its fate, and a retirement never overwrites a newer serial's record.
+class EngineToyShortHistory : public EngineToyTest {
+ protected:
+  EngineToyShortHistory() { options.fate_history_max = 8; }
+};
+
+TEST_F(EngineToyShortHistory, OldFatesAreForgottenAndRecentOnesKept) {
+  const BufferId target = buffer();
+  std::vector<SubmissionId> launched;
+  for (std::uint8_t value = 0; value < 20; ++value) {
+    Result<SubmissionId> submitted = launch_fill(target, value);
+    ASSERT_TRUE(submitted.ok());
+    launched.push_back(submitted.value());
+    backend.complete_all();
+    ASSERT_TRUE(engine->sync(1'000'000).completion.ok());
+  }
+  EXPECT_EQ(engine->poll(launched.front()), SubmissionFate::Unknown) << "19 launches later, out of the window";
+  EXPECT_FALSE(engine->wait(launched.front(), 0).ok());
+  for (std::size_t index = launched.size() - 4; index < launched.size(); ++index) {
+    EXPECT_EQ(engine->poll(launched[index]), SubmissionFate::Complete) << "launch " << index;
+    EXPECT_TRUE(engine->wait(launched[index], 0).ok()) << "launch " << index;
+  }
+  EXPECT_TRUE(finish().clean());
+}
+
+TEST(FateHistory, ASlotGoesToTheNewerSerialOnly) {
+  engine_detail::FateHistory history(4);
+  const engine_detail::FateRecord complete{SubmissionFate::Complete, {}};
+  const engine_detail::FateRecord failed{SubmissionFate::Failed, {}};
+  for (std::uint64_t serial = 1; serial <= 4; ++serial) history.put(serial, complete);
+  for (std::uint64_t serial = 1; serial <= 4; ++serial) ASSERT_NE(history.find(serial), nullptr) << serial;
+  history.put(6, failed);  // takes serial 2's slot
+  EXPECT_EQ(history.find(2), nullptr);
+  ASSERT_NE(history.find(6), nullptr);
+  EXPECT_EQ(history.find(6)->fate, SubmissionFate::Failed);
+  history.put(2, complete);  // retires after a newer serial took its slot: out of the window, not kept
+  EXPECT_EQ(history.find(2), nullptr);
+  EXPECT_EQ(history.find(6)->fate, SubmissionFate::Failed);
+  EXPECT_EQ(history.find(0), nullptr);
+  EXPECT_EQ(history.find(10), nullptr) << "10 shares serial 6's slot but was never put";
+  EXPECT_EQ(history.find(5), nullptr) << "5 was never put";
+}
+
 // SubmitProgress::WhenNeeded: a submit makes no backend call besides the submit itself unless something
 // waits on a fence or the live submissions reach half their bound; every guarantee still holds.
 class EngineToyWhenNeeded : public EngineToyTest {

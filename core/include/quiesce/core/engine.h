@@ -147,7 +147,6 @@ class Engine {
     }
   };
   using SubmissionMap = std::map<std::uint64_t, Submission>;
-  using FateMap = std::map<std::uint64_t, engine_detail::FateRecord>;
   static constexpr std::size_t kSpareSubmissionsMax = 1024;
 
   // engine/lifecycle.h
@@ -235,7 +234,7 @@ class Engine {
   std::map<std::uint64_t, ProgramSlot> programs_;
   std::map<std::uint64_t, GraphSlot> graphs_;
   SubmissionMap submissions_;
-  FateMap fates_;
+  engine_detail::FateHistory fates_;
   std::map<std::uint64_t, engine_detail::ProfileWindow> profiles_;
   std::deque<AsyncFailure> failures_;
 

@@ -13,7 +13,7 @@ namespace quiesce {
 
 template <Backend B, Env E>
 Engine<B, E>::Engine(B& backend, E& env, EngineOptions options)
-    : backend_(backend), env_(env), options_(options) {
+    : backend_(backend), env_(env), options_(options), fates_(options.fate_history_max) {
   assert(options_.queue_count > 0);
   assert(options_.submit_attempts_max > 0 && options_.release_attempts_max > 0);
 }
@@ -131,7 +131,7 @@ void Engine<B, E>::discard_everything_locked() {
     record.fate = submission.terminal ? submission.fate() : SubmissionFate::Lost;
     record.receipt = SubmissionReceipt{submission.state, submission.terminal ? submission.error : loss_error_,
                                        submission.terminal ? submission.timing : std::nullopt};
-    fates_[serial] = record;
+    fates_.put(serial, record);
     if (submission.submitted) tally(ResourceKind::Events).discarded++;
   }
   submissions_.clear();

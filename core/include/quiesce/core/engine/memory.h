@@ -43,8 +43,8 @@ Result<ProfileDuration> Engine<B, E>::end_profile(ProfileToken token, std::uint6
         return make_error(ErrorKind::Timeout, "a submission of the profile window did not finish in time");
       }
       timing = live->second.timing;
-    } else if (auto record = fates_.find(serial); record != fates_.end()) {
-      timing = record->second.receipt.timing;
+    } else if (const engine_detail::FateRecord* record = fates_.find(serial)) {
+      timing = record->receipt.timing;
     }
     if (!timing.has_value() || timing->finished_ns < timing->started_ns) {
       return make_error(ErrorKind::Unsupported, "a submission of the profile window has no timing receipt");

@@ -131,18 +131,7 @@ template <Backend B, Env E>
 void Engine<B, E>::retire_submission_locked(std::uint64_t serial, Submission& submission) {
   const engine_detail::FateRecord record{submission.fate(),
                                          SubmissionReceipt{submission.state, submission.error, submission.timing}};
-  if (fates_.size() >= options_.fate_history_max && !fates_.empty()) {
-    // The oldest record's node takes the new one: a full history allocates nothing.
-    typename FateMap::node_type node = fates_.extract(fates_.begin());
-    node.key() = serial;
-    node.mapped() = record;
-    // Serials retire mostly in order, so the end is the place to look first; a node whose key is already
-    // there stays in `node` (the insert did not take it) and the existing record is overwritten instead.
-    auto position = fates_.insert(fates_.end(), std::move(node));
-    if (!node.empty()) position->second = record;  // NOLINT(bugprone-use-after-move): kept on a failed insert
-  } else {
-    fates_.insert_or_assign(fates_.end(), serial, record);
-  }
+  fates_.put(serial, record);
   unpin_locked(serial, submission);
 }
 

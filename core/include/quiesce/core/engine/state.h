@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -148,6 +149,41 @@ struct Submission {
 struct FateRecord {
   SubmissionFate fate = SubmissionFate::Unknown;
   SubmissionReceipt receipt = {};
+};
+
+// The fates of retired submissions, by serial: a ring of fate_history_max slots indexed by serial modulo
+// that bound, grown as serials reach it. A lookup is one index and one compare, and a retirement writes a
+// slot, where an ordered map walked a tree and moved a node. Serials only grow and submissions retire
+// mostly in order, so a slot is taken over by a serial one bound later: the history holds the fates of the
+// submissions among the last fate_history_max serials the engine issued (resources take serials too). A
+// submission that retires after a newer serial took its slot is already out of that window, and is not kept.
+class FateHistory {
+ public:
+  explicit FateHistory(std::uint32_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
+
+  void put(std::uint64_t serial, const FateRecord& record) {
+    assert(serial != 0);  // 0 marks an empty slot
+    const auto index = static_cast<std::size_t>(serial % capacity_);
+    if (index >= slots_.size()) slots_.resize(index + 1);
+    Slot& slot = slots_[index];
+    if (slot.serial > serial) return;  // a newer serial holds the slot: this one is out of the window
+    slot.serial = serial;
+    slot.record = record;
+  }
+
+  const FateRecord* find(std::uint64_t serial) const {
+    const auto index = static_cast<std::size_t>(serial % capacity_);
+    if (serial == 0 || index >= slots_.size() || slots_[index].serial != serial) return nullptr;
+    return &slots_[index].record;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t serial = 0;
+    FateRecord record;
+  };
+  std::uint64_t capacity_;
+  std::vector<Slot> slots_;
 };
 
 struct QueueSlot {

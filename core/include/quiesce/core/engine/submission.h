@@ -368,8 +368,8 @@ SubmissionFate Engine<B, E>::poll(SubmissionId submission) {
       return live->second.fate();
     }
   }
-  auto record = fates_.find(submission.serial);
-  return record == fates_.end() ? SubmissionFate::Unknown : record->second.fate;
+  const engine_detail::FateRecord* record = fates_.find(submission.serial);
+  return record == nullptr ? SubmissionFate::Unknown : record->fate;
 }
 
 template <Backend B, Env E>
@@ -384,12 +384,12 @@ Result<SubmissionReceipt> Engine<B, E>::wait(SubmissionId submission, std::uint6
     }
     return SubmissionReceipt{found.state, found.error, found.timing};
   }
-  auto record = fates_.find(submission.serial);
-  if (record == fates_.end()) {
+  const engine_detail::FateRecord* record = fates_.find(submission.serial);
+  if (record == nullptr) {
     return make_error(ErrorKind::InvalidArgument, "the submission is unknown, or its record was forgotten");
   }
-  if (record->second.fate == SubmissionFate::Lost) return record->second.receipt.error;
-  return record->second.receipt;
+  if (record->fate == SubmissionFate::Lost) return record->receipt.error;
+  return record->receipt;
 }
 
 }  // namespace quiesce

@@ -219,7 +219,7 @@ struct EngineOptions {
   std::uint64_t poller_iterations_max = 100'000'000;
   std::uint32_t live_submissions_max = 4096;
   std::uint32_t live_resources_max = 65'536;
-  std::uint32_t fate_history_max = 65'536;
+  std::uint32_t fate_history_max = 65'536;  // fates kept: those of the submissions among the last this many serials
   std::uint32_t drain_iterations_max = 1'000'000;
   std::uint32_t recovery_attempts_max = 4;  // fresh contexts tried per device loss
   SubmitProgress submit_progress = SubmitProgress::EverySubmit;
