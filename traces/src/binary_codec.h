@@ -84,21 +84,16 @@ inline void keep_commands(DecodeState& state, std::vector<CommandRecord>& comman
   drop_commands(commands);
 }
 
-// Inline: the encoder writes a varint per field, and most fit one byte. A longer one is built in registers
-// and appended at once, so the vector's capacity is checked once per varint instead of once per byte.
-inline void put_varint(std::vector<std::byte>& out, std::uint64_t value) {
+// The encoder writes a varint per field and most fit one byte: that case is inlined into every field
+// writer, and a longer varint is appended out of line (put_long_varint, built in registers and inserted at
+// once), so that the one-byte case pays neither a call nor the long case's register saves.
+void put_long_varint(std::vector<std::byte>& out, std::uint64_t value);
+[[gnu::always_inline]] inline void put_varint(std::vector<std::byte>& out, std::uint64_t value) {
   if (value < 0x80) [[likely]] {
     out.push_back(static_cast<std::byte>(value));
     return;
   }
-  std::array<std::byte, 10> bytes{};
-  std::size_t count = 0;
-  while (value >= 0x80) {
-    bytes[count++] = static_cast<std::byte>((value & 0x7FU) | 0x80U);
-    value >>= 7U;
-  }
-  bytes[count++] = static_cast<std::byte>(value);
-  out.insert(out.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(count));
+  put_long_varint(out, value);
 }
 void put_fixed64(std::vector<std::byte>& out, std::uint64_t value);
 void put_text(std::vector<std::byte>& out, const std::string& text);

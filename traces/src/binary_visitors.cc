@@ -20,6 +20,17 @@
 
 namespace quiesce::traces::detail {
 
+void put_long_varint(std::vector<std::byte>& out, std::uint64_t value) {
+  std::array<std::byte, 10> bytes{};
+  std::size_t count = 0;
+  while (value >= 0x80) {
+    bytes[count++] = static_cast<std::byte>((value & 0x7FU) | 0x80U);
+    value >>= 7U;
+  }
+  bytes[count++] = static_cast<std::byte>(value);
+  out.insert(out.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(count));
+}
+
 void put_fixed64(std::vector<std::byte>& out, std::uint64_t value) {
   for (unsigned shift = 0; shift < 64; shift += 8) out.push_back(static_cast<std::byte>((value >> shift) & 0xFFU));
 }
