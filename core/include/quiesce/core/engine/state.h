@@ -73,6 +73,10 @@ struct BufferAccess {
   std::uint64_t buffer = 0;
   bool reads = false;
   bool writes = false;
+  // The buffer's slot, found once when the batch is translated, so that ordering and pinning do not look
+  // it up again. A map node does not move while the buffer lives, and a batch's or a graph's buffers live
+  // as long as the batch or graph pins them.
+  BufferSlot* slot = nullptr;
 };
 
 struct GraphSlot {

@@ -27,7 +27,7 @@ Status Engine<B, E>::check_range_locked(BufferId id, BufferUsage needed, std::ui
   if (bytes == 0 || offset > buffer.request.bytes || bytes > buffer.request.bytes - offset) {
     return make_error(ErrorKind::InvalidArgument, "a command's byte range is empty or runs past its buffer");
   }
-  batch.uses.push_back(engine_detail::BufferAccess{id.serial, reads, writes});
+  batch.uses.push_back(engine_detail::BufferAccess{id.serial, reads, writes, slot.value()});
   return ok_status();
 }
 
@@ -51,7 +51,7 @@ Status Engine<B, E>::translate_launch_locked(const EngineOp& op, std::size_t ind
     // A dry run touches no bytes (R18); it still pins what it names.
     const bool touches = op.mode == LaunchMode::Normal;
     batch.uses.push_back(engine_detail::BufferAccess{binding.buffer.serial, touches && access_reads(binding.access),
-                                                     touches && access_writes(binding.access)});
+                                                     touches && access_writes(binding.access), slot.value()});
   }
   engine_detail::push_unique(batch.programs, op.program.serial);
   const std::span<const Binding> bindings(batch.bindings.data() + first_binding, op.bindings.size());
@@ -82,10 +82,10 @@ Status Engine<B, E>::translate_op_locked(const EngineOp& op, std::size_t index, 
     case OpKind::Copy: {
       QUIESCE_TRY(check_range_locked(op.source, BufferUsage::TransferSource, op.source_offset, op.bytes, index,
                                      batch, true, false));
+      const BufferRef source = batch.uses.back().slot->handle.ref();
       QUIESCE_TRY(check_range_locked(op.target, BufferUsage::TransferTarget, op.target_offset, op.bytes, index,
                                      batch, false, true));
-      const BufferRef source = buffers_.at(op.source.serial).handle.ref();
-      const BufferRef target = buffers_.at(op.target.serial).handle.ref();
+      const BufferRef target = batch.uses.back().slot->handle.ref();
       batch.commands.push_back(Command::copy(source, op.source_offset, target, op.target_offset, op.bytes));
       return ok_status();
     }
@@ -94,7 +94,7 @@ Status Engine<B, E>::translate_op_locked(const EngineOp& op, std::size_t index, 
       const std::uint64_t bytes = op.kind == OpKind::Upload ? op.data.size() : op.bytes;
       QUIESCE_TRY(check_range_locked(op.target, BufferUsage::TransferTarget, op.target_offset, bytes, index, batch,
                                      false, true));
-      const BufferRef target = buffers_.at(op.target.serial).handle.ref();
+      const BufferRef target = batch.uses.back().slot->handle.ref();
       batch.commands.push_back(op.kind == OpKind::Upload ? Command::upload(op.data, target, op.target_offset)
                                                          : Command::zero(target, op.target_offset, bytes));
       return ok_status();
@@ -130,7 +130,7 @@ void Engine<B, E>::add_dependencies_locked(QueueIndex queue, std::span<const Sub
   }
   for (const engine_detail::BufferAccess& use : batch.uses) {
     if (!use.reads && !use.writes) continue;
-    const BufferSlot& slot = buffers_.at(use.buffer);
+    const BufferSlot& slot = *use.slot;
     // When every unfinished use is this queue's own, stream order covers them all: nothing to scan.
     const std::uint32_t own = queue < slot.uses_per_queue.size() ? slot.uses_per_queue[queue] : 0;
     if (own == slot.uses.size()) continue;
@@ -154,7 +154,7 @@ void Engine<B, E>::add_dependencies_locked(QueueIndex queue, std::span<const Sub
 template <Backend B, Env E>
 void Engine<B, E>::pin_locked(std::uint64_t serial, Submission& submission, const PreparedBatch& batch) {
   for (const engine_detail::BufferAccess& use : batch.uses) {
-    BufferSlot& slot = buffers_.at(use.buffer);
+    BufferSlot& slot = *use.slot;
     // The serial is new, so a use of it can only be one this loop appended: the last of the slot's uses.
     if (slot.uses.empty() || slot.uses.back().submission != serial) {
       slot.uses.push_back(engine_detail::BufferUse{serial, submission.queue, use.reads, use.writes});
