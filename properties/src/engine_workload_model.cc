@@ -209,10 +209,13 @@ void EngineHostModel::apply_kernel_op(const ModelOp& op) {
         }
       } else if (op.kernel == BuiltinKernel::Saxpy) {
         const std::uint64_t bytes = std::min(in_bytes, output->bytes.size()) / 4 * 4;
+        // Read once: the byte stores below may alias the vectors, whose data would be read again each word.
+        const std::uint8_t* input_known = input != nullptr ? input->known.data() : nullptr;
+        std::uint8_t* output_known = output->known.data();
         for (std::uint64_t word = 0; word < bytes; word += 4) {
-          const bool known = input != nullptr && load_word(input->known.data() + word) == kWordKnown &&
-                             load_word(output->known.data() + word) == kWordKnown;
-          std::memset(output->known.data() + word, known ? 1 : 0, 4);
+          const bool known = input_known != nullptr && load_word(input_known + word) == kWordKnown &&
+                             load_word(output_known + word) == kWordKnown;
+          std::memset(output_known + word, known ? 1 : 0, 4);
         }
       } else {
         const bool known = input != nullptr && all_known(input->known, 0, in_bytes / 4 * 4);

@@ -51,11 +51,14 @@ std::string_view kernel_name(BuiltinKernel kernel) {
 bool apply_kernel(BuiltinKernel kernel, std::span<std::vector<std::uint8_t>* const> bindings,
                   std::span<const std::byte> parameters) {
   switch (kernel) {
+    // The kernels read each vector's data and size once: a store through a byte pointer may alias the
+    // vector itself, so a loop bound or base read through the vector would be read again every iteration.
     case BuiltinKernel::Fill: {
       if (bindings.size() != 1 || parameters.size() != 4) return false;
-      std::vector<std::uint8_t>& out = *bindings[0];
+      std::uint8_t* out = bindings[0]->data();
+      const std::size_t words = bindings[0]->size() / 4;
       const std::uint32_t value = parameter_u32(parameters);
-      for (std::size_t word = 0; word + 4 <= out.size(); word += 4) store_u32(out.data() + word, value);
+      for (std::size_t word = 0; word < words; ++word) store_u32(out + 4 * word, value);
       return true;
     }
     case BuiltinKernel::Copy: {
@@ -68,18 +71,21 @@ bool apply_kernel(BuiltinKernel kernel, std::span<std::vector<std::uint8_t>* con
       if (bindings.size() != 2 || parameters.size() != 4) return false;
       const std::uint32_t a = parameter_u32(parameters);
       const std::size_t words = std::min(bindings[0]->size(), bindings[1]->size()) / 4;
+      const std::uint8_t* x_bytes = bindings[0]->data();
+      std::uint8_t* y_bytes = bindings[1]->data();
       for (std::size_t i = 0; i < words; ++i) {
-        const std::uint32_t x = load_u32(bindings[0]->data() + 4 * i);
-        const std::uint32_t y = load_u32(bindings[1]->data() + 4 * i);
-        store_u32(bindings[1]->data() + 4 * i, a * x + y);
+        const std::uint32_t x = load_u32(x_bytes + 4 * i);
+        const std::uint32_t y = load_u32(y_bytes + 4 * i);
+        store_u32(y_bytes + 4 * i, a * x + y);
       }
       return true;
     }
     case BuiltinKernel::Checksum: {
       if (bindings.size() != 2 || !parameters.empty() || bindings[1]->size() < 8) return false;
       std::uint64_t sum = 0;
+      const std::uint8_t* in = bindings[0]->data();
       const std::size_t words = bindings[0]->size() / 4;
-      for (std::size_t i = 0; i < words; ++i) sum += (i + 1) * std::uint64_t{load_u32(bindings[0]->data() + 4 * i)};
+      for (std::size_t i = 0; i < words; ++i) sum += (i + 1) * std::uint64_t{load_u32(in + 4 * i)};
       for (unsigned i = 0; i < 8; ++i) (*bindings[1])[i] = static_cast<std::uint8_t>(sum >> (8U * i));
       return true;
     }
