@@ -17,26 +17,22 @@ Result<properties::CaseOptions, std::string> case_options_from(const CaseFlags& 
   if (flags.mutant.empty()) return options;
   // A name is looked up among the mutants of the workload asked for; one of the other workload gets the
   // flag that runs it.
-  if (options.workload == properties::WorkloadKind::Raw) {
-    Result<properties::Mutation, std::string> mutation = properties::raw_mutation(flags.mutant);
-    if (mutation.ok()) {
-      options.mutation = mutation.value();
-      return options;
-    }
-    if (properties::engine_mutation(flags.mutant).ok()) {
-      return "--mutant " + flags.mutant + " plants its bug in the reference engine: use --workload engine";
-    }
-    return "--mutant: " + mutation.error();
+  const bool raw = options.workload == properties::WorkloadKind::Raw;
+  const Result<properties::Mutation, std::string> mutation = properties::raw_mutation(flags.mutant);
+  const Result<properties::EngineBug, std::string> bug = properties::engine_mutation(flags.mutant);
+  if (raw && mutation.ok()) {
+    options.mutation = mutation.value();
+    return options;
   }
-  Result<properties::EngineBug, std::string> bug = properties::engine_mutation(flags.mutant);
-  if (bug.ok()) {
+  if (!raw && bug.ok()) {
     options.engine_bug = bug.value();
     return options;
   }
-  if (properties::raw_mutation(flags.mutant).ok()) {
+  if (bug.ok()) return "--mutant " + flags.mutant + " plants its bug in the reference engine: use --workload engine";
+  if (mutation.ok()) {
     return "--mutant " + flags.mutant + " plants its bug in the raw workload's runtime: add --workload raw";
   }
-  return "--mutant: " + bug.error();
+  return "--mutant: " + (raw ? mutation.error() : bug.error());
 }
 
 std::string rerun_flags(const CaseFlags& flags) {
