@@ -136,8 +136,14 @@ class Engine {
     std::vector<std::uint64_t> programs;
     std::vector<std::uint64_t> graphs;
     std::vector<std::uint64_t> waits_on;
+    // The program of the last launch translated, resolved: a batch of launches of one program looks it up
+    // once. Valid while this batch is translated (nothing releases a program meanwhile).
+    ProgramId last_program = {};
+    engine_detail::ProgramSlot* last_program_slot = nullptr;
 
     void clear() {
+      last_program = {};
+      last_program_slot = nullptr;
       commands.clear();
       bindings.clear();
       uses.clear();
@@ -146,8 +152,7 @@ class Engine {
       waits_on.clear();
     }
   };
-  using SubmissionMap = std::map<std::uint64_t, Submission>;
-  static constexpr std::size_t kSpareSubmissionsMax = 1024;
+  using SubmissionTable = engine_detail::SubmissionTable;
 
   // engine/lifecycle.h
   Status ready_locked();
@@ -181,7 +186,7 @@ class Engine {
   void unpin_locked(std::uint64_t serial, Submission& submission);
   void queue_failure_locked(std::uint64_t serial, Submission& submission, FailureCause cause, const Error& error);
   Submission& emplace_submission_locked(std::uint64_t serial);
-  typename SubmissionMap::iterator erase_submission_locked(typename SubmissionMap::iterator it);
+  typename SubmissionTable::iterator erase_submission_locked(typename SubmissionTable::iterator it);
   bool progress_after_submit_locked();
   void note_release_request_locked() { release_requests_hint_++; }
 
@@ -233,7 +238,7 @@ class Engine {
   std::map<std::uint64_t, BufferSlot> buffers_;
   std::map<std::uint64_t, ProgramSlot> programs_;
   std::map<std::uint64_t, GraphSlot> graphs_;
-  SubmissionMap submissions_;
+  SubmissionTable submissions_;
   engine_detail::FateHistory fates_;
   std::map<std::uint64_t, engine_detail::ProfileWindow> profiles_;
   std::deque<AsyncFailure> failures_;
@@ -247,14 +252,13 @@ class Engine {
   std::vector<Queue> held_queues_;
 
   // Hot-path state: hints that let progress skip scans that would find nothing (each may be high, never low:
-  // a scan that finds less corrects it), scratch storage reused by every submit, and retired submission
-  // records with their map nodes, reused so that a steady stream of submissions allocates nothing.
+  // a scan that finds less corrects it) and scratch storage reused by every submit; the submission table
+  // reuses retired records, so that a steady stream of submissions allocates nothing.
   std::size_t release_requests_hint_ = 0;  // slots with release_requested or destroy_requested set
   std::size_t terminal_hint_ = 0;          // submissions observed terminal whose events are not destroyed
   PreparedBatch scratch_batch_;
   std::vector<Command> scratch_commands_;
   std::vector<std::uint8_t> scratch_blocked_;
-  std::vector<typename SubmissionMap::node_type> spare_submissions_;
 
   std::array<ResourceTally, kResourceKindCount> tallies_ = {};
   EngineCounters counters_ = {};

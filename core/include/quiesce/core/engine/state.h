@@ -10,7 +10,11 @@
 #include <cassert>
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "quiesce/core/engine/report.h"
@@ -147,6 +151,185 @@ struct Submission {
     }
     return indeterminate ? SubmissionFate::Indeterminate : SubmissionFate::Pending;
   }
+};
+
+// The live submission records in serial order, oldest first: a ring of entries. Serials only grow, so a
+// new record goes at the back and a lookup is a binary search over a contiguous run, where an ordered map
+// walked a tree and allocated or moved a node. An erased record leaves a vacant entry, dropped once it
+// reaches either end; its vectors keep their storage for a later record. As in an ordered map, a record
+// stays where it is until it is erased, so references and iterators to the others stay valid across an
+// erase, and stepping an iterator past the last live record reaches end(). The exception is
+// emplace_back() on a full ring, which moves every record into a new ring: the engine calls it only while
+// it holds no reference to a record (at the start of a submit).
+class SubmissionTable {
+ public:
+  using Entry = std::pair<std::uint64_t, Submission>;
+
+  template <bool kConst>
+  class Cursor {
+   public:
+    using Table = std::conditional_t<kConst, const SubmissionTable, SubmissionTable>;
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Entry;
+    using difference_type = std::ptrdiff_t;
+    using pointer = std::conditional_t<kConst, const Entry*, Entry*>;
+    using reference = std::conditional_t<kConst, const Entry&, Entry&>;
+
+    Cursor() = default;
+    Cursor(Table* table, std::uint64_t position) : table_(table), position_(position) {}
+    operator Cursor<true>() const { return Cursor<true>(table_, position_); }  // NOLINT: as map's iterators
+
+    reference operator*() const { return table_->entry(position_); }
+    pointer operator->() const { return &table_->entry(position_); }
+    Cursor& operator++() {
+      position_ = table_->next_live(position_ + 1);
+      return *this;
+    }
+    Cursor operator++(int) {
+      Cursor before = *this;
+      ++*this;
+      return before;
+    }
+    // A cursor stands on a live record or at kEnd: stepping past the last live record reaches kEnd.
+    friend bool operator==(const Cursor& a, const Cursor& b) { return a.position_ == b.position_; }
+    std::uint64_t position() const { return position_; }
+
+   private:
+    Table* table_ = nullptr;
+    std::uint64_t position_ = kEnd;
+  };
+  using iterator = Cursor<false>;
+  using const_iterator = Cursor<true>;
+
+  std::size_t size() const { return live_; }
+  bool empty() const { return live_ == 0; }
+  std::size_t capacity() const { return ring_.size(); }
+  iterator begin() { return iterator(this, next_live(head_)); }
+  iterator end() { return iterator(this, kEnd); }
+  const_iterator begin() const { return const_iterator(this, next_live(head_)); }
+  const_iterator end() const { return const_iterator(this, kEnd); }
+
+  iterator find(std::uint64_t serial) {
+    const std::uint64_t position = locate(serial);
+    return position == kEnd ? end() : iterator(this, position);
+  }
+  Submission& at(std::uint64_t serial) {
+    const std::uint64_t position = locate(serial);
+    if (position == kEnd) throw std::out_of_range("no live submission has this serial");
+    return entry(position).second;
+  }
+
+  // A fresh record for `serial`, newer than every record in the table.
+  Submission& emplace_back(std::uint64_t serial) {
+    assert(count_ == 0 || entry(head_ + count_ - 1).first < serial);
+    if (count_ == ring_.size()) rebuild();
+    const std::uint64_t position = head_ + count_;
+    Entry& slot = entry(position);
+    slot.first = serial;
+    slot.second.reset();
+    vacant_[index(position)] = 0;
+    count_++;
+    live_++;
+    return slot.second;
+  }
+
+  // Erases the record at `it`; returns the iterator to the next live record.
+  iterator erase(iterator it) {
+    const std::uint64_t position = it.position();
+    assert(!past_end(position) && vacant_[index(position)] == 0);
+    vacant_[index(position)] = 1;
+    live_--;
+    while (count_ != 0 && vacant_[index(head_)] != 0) {
+      head_++;
+      count_--;
+    }
+    while (count_ != 0 && vacant_[index(head_ + count_ - 1)] != 0) count_--;
+    return iterator(this, next_live(position + 1 > head_ ? position + 1 : head_));
+  }
+
+  // Erases every record; each is reset, so that no handle outlives the call in a vacant entry.
+  void clear() {
+    for (std::uint64_t position = head_; position < head_ + count_; ++position) {
+      entry(position).second.reset();
+      vacant_[index(position)] = 1;
+    }
+    head_ += count_;
+    count_ = 0;
+    live_ = 0;
+  }
+
+ private:
+  static constexpr std::uint64_t kEnd = UINT64_MAX;
+  static constexpr std::size_t kInitialCapacity = 16;
+
+  std::size_t index(std::uint64_t position) const { return static_cast<std::size_t>(position & mask_); }
+  Entry& entry(std::uint64_t position) { return ring_[index(position)]; }
+  const Entry& entry(std::uint64_t position) const { return ring_[index(position)]; }
+  bool past_end(std::uint64_t position) const { return position == kEnd || position >= head_ + count_; }
+
+  std::uint64_t next_live(std::uint64_t position) const {
+    for (; position < head_ + count_; ++position) {
+      if (vacant_[index(position)] == 0) return position;
+    }
+    return kEnd;
+  }
+
+  // The position of the live record of `serial`, or kEnd.
+  std::uint64_t locate(std::uint64_t serial) const {
+    std::uint64_t low = head_;
+    std::uint64_t high = head_ + count_;
+    while (low < high) {
+      const std::uint64_t middle = low + (high - low) / 2;
+      if (entry(middle).first < serial) {
+        low = middle + 1;
+      } else {
+        high = middle;
+      }
+    }
+    if (low == head_ + count_ || entry(low).first != serial || vacant_[index(low)] != 0) return kEnd;
+    return low;
+  }
+
+  // Room at the back of a full ring: the live records moved together in place when they fill at most half
+  // of it (swapped with vacant entries, so every entry keeps its storage), else a ring twice the size.
+  void rebuild() {
+    if (!ring_.empty() && live_ * 2 <= ring_.size()) {
+      std::uint64_t write = head_;
+      for (std::uint64_t read = head_; read < head_ + count_; ++read) {
+        if (vacant_[index(read)] != 0) continue;
+        if (read != write) {  // every entry in [write, read) is vacant
+          std::swap(entry(write), entry(read));
+          vacant_[index(write)] = 0;
+          vacant_[index(read)] = 1;
+        }
+        write++;
+      }
+      count_ = static_cast<std::size_t>(write - head_);
+      return;
+    }
+    const std::size_t capacity = ring_.empty() ? kInitialCapacity : ring_.size() * 2;
+    std::vector<Entry> ring(capacity);
+    std::vector<std::uint8_t> vacant(capacity, 1);
+    std::size_t kept = 0;
+    for (std::uint64_t position = head_; position < head_ + count_; ++position) {
+      if (vacant_[index(position)] != 0) continue;
+      std::swap(ring[kept], entry(position));
+      vacant[kept] = 0;
+      kept++;
+    }
+    ring_ = std::move(ring);
+    vacant_ = std::move(vacant);
+    mask_ = capacity - 1;
+    head_ = 0;
+    count_ = kept;
+  }
+
+  std::vector<Entry> ring_;           // a power of two in size, or empty
+  std::vector<std::uint8_t> vacant_;  // 1 where ring_ holds no live record
+  std::uint64_t mask_ = 0;            // ring_.size() - 1
+  std::uint64_t head_ = 0;            // the position of the oldest entry; position p lives at p mod size
+  std::size_t count_ = 0;             // entries from head_ on, vacant ones between live ones included
+  std::size_t live_ = 0;
 };
 
 // What remains known of a submission after its event was destroyed.

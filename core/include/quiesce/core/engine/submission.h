@@ -33,29 +33,51 @@ Status Engine<B, E>::check_range_locked(BufferId id, BufferUsage needed, std::ui
 
 template <Backend B, Env E>
 Status Engine<B, E>::translate_launch_locked(const EngineOp& op, std::size_t index, PreparedBatch& batch) {
-  Result<ProgramSlot*> program = resolve_locked(op.program);
-  if (!program.ok()) return program.error();
+  ProgramSlot* program = batch.last_program_slot;
+  if (program == nullptr || !(op.program == batch.last_program)) {
+    Result<ProgramSlot*> resolved = resolve_locked(op.program);
+    if (!resolved.ok()) return resolved.error();
+    program = resolved.value();
+    batch.last_program = op.program;
+    batch.last_program_slot = program;
+    engine_detail::push_unique(batch.programs, op.program.serial);
+  }
   if (op.dims.grid_x == 0 || op.dims.grid_y == 0 || op.dims.grid_z == 0 || op.dims.threads_per_block() == 0) {
     return make_error(ErrorKind::InvalidArgument, "a launch has an empty grid or block");
   }
   const std::size_t first_binding = batch.bindings.size();
+  // A dry run touches no bytes (R18); it still pins what it names.
+  const bool touches = op.mode == LaunchMode::Normal;
   for (const EngineBinding& binding : op.bindings) {
-    Result<BufferSlot*> slot = resolve_locked(binding.buffer);
-    if (!slot.ok()) return slot.error();
+    const bool reads = touches && access_reads(binding.access);
+    const bool writes = touches && access_writes(binding.access);
+    // The buffer of the use before, resolved already in this batch: its slot again, and one use for both.
+    // Ordering and pinning see the union of the accesses, which is what they would make of the two.
+    engine_detail::BufferAccess* same = nullptr;
+    if (!batch.uses.empty() && batch.uses.back().buffer == binding.buffer.serial && binding.buffer.epoch == epoch_) {
+      same = &batch.uses.back();
+    }
+    BufferSlot* slot = same != nullptr ? same->slot : nullptr;
+    if (slot == nullptr) {
+      Result<BufferSlot*> resolved = resolve_locked(binding.buffer);
+      if (!resolved.ok()) return resolved.error();
+      slot = resolved.value();
+    }
     // R16: access modes are checked against usage before the backend sees the launch.
-    if (!access_allowed(binding.access, slot.value()->request.usage)) {
+    if (!access_allowed(binding.access, slot->request.usage)) {
       return make_error(ErrorKind::PermissionDenied, "a binding's access mode is not allowed by its buffer's usage");
     }
     assert(batch.bindings.size() < batch.bindings.capacity());  // reserved: earlier launches' spans stay valid
-    batch.bindings.push_back(Binding{slot.value()->handle.ref(), binding.access});
-    // A dry run touches no bytes (R18); it still pins what it names.
-    const bool touches = op.mode == LaunchMode::Normal;
-    batch.uses.push_back(engine_detail::BufferAccess{binding.buffer.serial, touches && access_reads(binding.access),
-                                                     touches && access_writes(binding.access), slot.value()});
+    batch.bindings.push_back(Binding{slot->handle.ref(), binding.access});
+    if (same != nullptr) {
+      same->reads = same->reads || reads;
+      same->writes = same->writes || writes;
+    } else {
+      batch.uses.push_back(engine_detail::BufferAccess{binding.buffer.serial, reads, writes, slot});
+    }
   }
-  engine_detail::push_unique(batch.programs, op.program.serial);
   const std::span<const Binding> bindings(batch.bindings.data() + first_binding, op.bindings.size());
-  batch.commands.push_back(Command::launch(program.value()->handle.ref(), op.dims, bindings, op.data, op.mode));
+  batch.commands.push_back(Command::launch(program->handle.ref(), op.dims, bindings, op.data, op.mode));
   (void)index;
   return ok_status();
 }
@@ -321,31 +343,18 @@ Result<SubmissionId> Engine<B, E>::launch(QueueIndex queue, ProgramId program, L
   return submitted;
 }
 
-// A new submission record: a retired one and its map node when there is one (its vectors keep their
-// storage), inserted at the end since serials only grow.
+// A new submission record, at the back of the table since serials only grow.
 template <Backend B, Env E>
 engine_detail::Submission& Engine<B, E>::emplace_submission_locked(std::uint64_t serial) {
-  assert(submissions_.empty() || submissions_.rbegin()->first < serial);
-  if (spare_submissions_.empty()) return submissions_.emplace_hint(submissions_.end(), serial, Submission{})->second;
-  typename SubmissionMap::node_type node = std::move(spare_submissions_.back());
-  spare_submissions_.pop_back();
-  node.key() = serial;
-  node.mapped().reset();
-  return submissions_.insert(submissions_.end(), std::move(node))->second;
+  return submissions_.emplace_back(serial);
 }
 
-// Removes a submission record (its event already destroyed, moved to quarantine, or never created) and keeps
-// the node for the next submission. Returns the iterator after it.
+// Removes a submission record (its event already destroyed, moved to quarantine, or never created). Returns
+// the iterator after it.
 template <Backend B, Env E>
-typename Engine<B, E>::SubmissionMap::iterator Engine<B, E>::erase_submission_locked(
-    typename SubmissionMap::iterator it) {
-  auto next = std::next(it);
-  if (spare_submissions_.size() < kSpareSubmissionsMax) {
-    spare_submissions_.push_back(submissions_.extract(it));
-  } else {
-    submissions_.erase(it);
-  }
-  return next;
+typename Engine<B, E>::SubmissionTable::iterator Engine<B, E>::erase_submission_locked(
+    typename SubmissionTable::iterator it) {
+  return submissions_.erase(it);
 }
 
 template <Backend B, Env E>
