@@ -39,9 +39,9 @@ RC_GTEST_PROP(SubmissionTable, BehavesAsAnOrderedMapOfRecords, ()) {
     if (action < 5) {  // emplace, with a gap in serials now and then (resources take serials too)
       serial += *rc::gen::inRange<std::uint64_t>(1, 4);
       Submission& record = table.emplace_back(serial);
-      RC_ASSERT(record.buffers.empty());  // a reused entry comes back as a fresh record
+      RC_ASSERT(record.waits_on.empty());  // a reused entry comes back as a fresh record
       record.invocation = serial * 10;
-      record.buffers.push_back(serial);
+      record.waits_on.push_back(serial);
       model[serial] = serial * 10;
     } else if (action < 8 && !model.empty()) {  // erase any live record; the others stay where they were
       auto victim = model.begin();

@@ -133,7 +133,7 @@ class Engine {
     std::vector<Command> commands;
     std::vector<Binding> bindings;
     std::vector<engine_detail::BufferAccess> uses;
-    std::vector<std::uint64_t> programs;
+    std::vector<std::pair<std::uint64_t, engine_detail::ProgramSlot*>> programs;  // serial and slot, once each
     std::vector<std::uint64_t> graphs;
     std::vector<std::uint64_t> waits_on;
     // The program of the last launch translated, resolved: a batch of launches of one program looks it up

@@ -76,9 +76,9 @@ Result<GraphId> Engine<B, E>::capture_graph(QueueIndex queue, std::span<const En
     slot.buffers.push_back(use.buffer);
     buffers_.at(use.buffer).graph_pins++;
   }
-  for (const std::uint64_t program : batch.programs) {
+  for (const auto& [program, program_slot] : batch.programs) {
     slot.programs.push_back(program);
-    programs_.at(program).graph_pins++;
+    program_slot->graph_pins++;
   }
   slot.destroy_requested = !captured.ok();
   if (slot.destroy_requested) note_release_request_locked();

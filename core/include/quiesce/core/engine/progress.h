@@ -116,11 +116,11 @@ bool Engine<B, E>::note_rejection_locked(engine_detail::RetryState& retry, const
 template <Backend B, Env E>
 void Engine<B, E>::quarantine_pins_locked(Submission& submission, QuarantineCause cause, const Error& error) {
   const engine_detail::StickyCause sticky{cause, error};
-  for (const std::uint64_t buffer : submission.buffers) {
-    if (!buffers_.at(buffer).sticky) buffers_.at(buffer).sticky = sticky;
+  for (engine_detail::BufferSlot* buffer : submission.buffers) {
+    if (!buffer->sticky) buffer->sticky = sticky;
   }
-  for (const std::uint64_t program : submission.programs) {
-    if (!programs_.at(program).sticky) programs_.at(program).sticky = sticky;
+  for (engine_detail::ProgramSlot* program : submission.programs) {
+    if (!program->sticky) program->sticky = sticky;
   }
   for (const std::uint64_t graph : submission.graphs) {
     if (!graphs_.at(graph).sticky) graphs_.at(graph).sticky = sticky;

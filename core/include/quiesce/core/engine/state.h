@@ -102,8 +102,10 @@ struct Submission {
   std::uint32_t epoch = 0;
   bool fire_and_forget = false;
   bool timing_requested = false;
-  std::vector<std::uint64_t> buffers;
-  std::vector<std::uint64_t> programs;
+  // The slots of the buffers and programs it pins, found when the batch was translated: a pinned slot
+  // neither moves nor goes while the pin lasts.
+  std::vector<BufferSlot*> buffers;
+  std::vector<ProgramSlot*> programs;
   std::vector<std::uint64_t> graphs;
   std::vector<std::uint64_t> waits_on;  // submissions whose events this batch waits for
   std::uint32_t dependents = 0;         // live submissions that wait for this one's event

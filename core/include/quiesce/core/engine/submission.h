@@ -40,7 +40,7 @@ Status Engine<B, E>::translate_launch_locked(const EngineOp& op, std::size_t ind
     program = resolved.value();
     batch.last_program = op.program;
     batch.last_program_slot = program;
-    engine_detail::push_unique(batch.programs, op.program.serial);
+    engine_detail::push_unique(batch.programs, std::pair{op.program.serial, program});
   }
   if (op.dims.grid_x == 0 || op.dims.grid_y == 0 || op.dims.grid_z == 0 || op.dims.threads_per_block() == 0) {
     return make_error(ErrorKind::InvalidArgument, "a launch has an empty grid or block");
@@ -182,15 +182,15 @@ void Engine<B, E>::pin_locked(std::uint64_t serial, Submission& submission, cons
       slot.uses.push_back(engine_detail::BufferUse{serial, submission.queue, use.reads, use.writes});
       if (slot.uses_per_queue.size() <= submission.queue) slot.uses_per_queue.resize(submission.queue + 1U, 0);
       slot.uses_per_queue[submission.queue]++;
-      submission.buffers.push_back(use.buffer);
+      submission.buffers.push_back(use.slot);
     } else {
       slot.uses.back().reads = slot.uses.back().reads || use.reads;
       slot.uses.back().writes = slot.uses.back().writes || use.writes;
     }
   }
-  for (const std::uint64_t program : batch.programs) {
-    programs_.at(program).submission_pins++;
-    submission.programs.push_back(program);
+  for (const auto& [program, slot] : batch.programs) {
+    slot->submission_pins++;
+    submission.programs.push_back(slot);
   }
   for (const std::uint64_t graph : batch.graphs) {
     graphs_.at(graph).live_replays.push_back(serial);
@@ -204,8 +204,8 @@ void Engine<B, E>::pin_locked(std::uint64_t serial, Submission& submission, cons
 
 template <Backend B, Env E>
 void Engine<B, E>::unpin_locked(std::uint64_t serial, Submission& submission) {
-  for (const std::uint64_t buffer : submission.buffers) {
-    BufferSlot& slot = buffers_.at(buffer);
+  for (BufferSlot* pinned : submission.buffers) {
+    BufferSlot& slot = *pinned;
     // pin_locked lists a submission once per buffer, in serial order, and submissions mostly retire oldest
     // first: the search stops near the front.
     auto& uses = slot.uses;
@@ -220,9 +220,9 @@ void Engine<B, E>::unpin_locked(std::uint64_t serial, Submission& submission) {
     }
     slot.uses_per_queue[submission.queue]--;
   }
-  for (const std::uint64_t program : submission.programs) {
-    assert(programs_.at(program).submission_pins > 0);
-    programs_.at(program).submission_pins--;
+  for (ProgramSlot* program : submission.programs) {
+    assert(program->submission_pins > 0);
+    program->submission_pins--;
   }
   for (const std::uint64_t graph : submission.graphs) engine_detail::erase_value(graphs_.at(graph).live_replays, serial);
   for (const std::uint64_t dependency : submission.waits_on) {
