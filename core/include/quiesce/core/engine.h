@@ -180,6 +180,8 @@ class Engine {
                             std::size_t index, PreparedBatch& batch, bool reads, bool writes);
   void add_dependencies_locked(QueueIndex queue, std::span<const SubmissionId> explicit_dependencies,
                                PreparedBatch& batch);
+  bool may_wait_locked(QueueIndex queue, std::span<const SubmissionId> explicit_dependencies,
+                       const PreparedBatch& batch) const;
   Result<SubmissionId> submit_locked(QueueIndex queue, std::span<const EngineOp> ops,
                                      const SubmitRequest& request, bool fire_and_forget);
   void pin_locked(std::uint64_t serial, Submission& submission, const PreparedBatch& batch);

@@ -170,7 +170,21 @@ void Engine<B, E>::add_dependencies_locked(QueueIndex queue, std::span<const Sub
       if (needs_wait(replay)) engine_detail::push_unique(batch.waits_on, replay);
     }
   }
-  std::sort(batch.waits_on.begin(), batch.waits_on.end());
+  if (batch.waits_on.size() > 1) std::sort(batch.waits_on.begin(), batch.waits_on.end());
+}
+
+// Whether add_dependencies_locked could find a wait: an explicit dependency, a replay, or a buffer with an
+// unfinished use on another queue. False means it would find none, so the common batch skips the call.
+template <Backend B, Env E>
+bool Engine<B, E>::may_wait_locked(QueueIndex queue, std::span<const SubmissionId> explicit_dependencies,
+                                   const PreparedBatch& batch) const {
+  if (!explicit_dependencies.empty() || !batch.graphs.empty()) return true;
+  for (const engine_detail::BufferAccess& use : batch.uses) {
+    const BufferSlot& slot = *use.slot;
+    const std::uint32_t own = queue < slot.uses_per_queue.size() ? slot.uses_per_queue[queue] : 0;
+    if ((use.reads || use.writes) && own != slot.uses.size()) return true;
+  }
+  return false;
 }
 
 template <Backend B, Env E>
@@ -263,7 +277,7 @@ Result<SubmissionId> Engine<B, E>::submit_locked(QueueIndex queue, std::span<con
   PreparedBatch& batch = scratch_batch_;
   prepare_batch_locked(ops, batch);
   for (std::size_t index = 0; index < ops.size(); ++index) QUIESCE_TRY(translate_op_locked(ops[index], index, batch, false));
-  add_dependencies_locked(queue, request.depends_on, batch);
+  if (may_wait_locked(queue, request.depends_on, batch)) add_dependencies_locked(queue, request.depends_on, batch);
   // The waits go first; a batch that waits for nothing is submitted as translated, without a copy.
   if (!batch.waits_on.empty()) {
     std::vector<Command>& waits = scratch_commands_;
@@ -286,15 +300,17 @@ Result<SubmissionId> Engine<B, E>::submit_locked(QueueIndex queue, std::span<con
   // Pinned before the first attempt so that progress between retries cannot release what the batch names.
   pin_locked(serial, submission, batch);
   const SubmitOptions options{request.admission_timeout_ns, submission.timing_requested, submission.invocation};
-  SubmitResult result = SubmitResult::rejected(make_error(ErrorKind::Internal, "no submit attempt was made"));
-  for (std::uint32_t attempt = 0; attempt < options_.submit_attempts_max; ++attempt) {
-    if (attempt != 0) counters_.submit_retries++;
-    result = backend_.submit(queues_[queue].handle, Batch(commands), options);
-    if (result.status != SubmitStatus::Rejected) break;
+  SubmitResult result = options_.submit_attempts_max == 0
+                            ? SubmitResult::rejected(make_error(ErrorKind::Internal, "no submit attempt was made"))
+                            : backend_.submit(queues_[queue].handle, Batch(commands), options);
+  for (std::uint32_t attempt = 0; attempt < options_.submit_attempts_max && result.status == SubmitStatus::Rejected;) {
     note_error_locked(result.error);
     if (lost_ || attempt + 1 == options_.submit_attempts_max) break;
     progress_locked(false);  // completions free queue slots before the exact retry
     if (lost_) break;
+    ++attempt;
+    counters_.submit_retries++;
+    result = backend_.submit(queues_[queue].handle, Batch(commands), options);
   }
   if (result.status == SubmitStatus::Rejected) {
     // R3: nothing ran and nothing was retained.
