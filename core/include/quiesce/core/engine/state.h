@@ -58,6 +58,11 @@ struct BufferSlot {
   std::optional<StickyCause> sticky;
 
   std::size_t pins() const { return uses.size() + graph_pins; }
+  // Whether a queue other than `queue` has an unfinished use of the buffer.
+  bool used_by_other_queues(QueueIndex queue) const {
+    const std::uint32_t own = queue < uses_per_queue.size() ? uses_per_queue[queue] : 0;
+    return own != uses.size();
+  }
 };
 
 struct ProgramSlot {

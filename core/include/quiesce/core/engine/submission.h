@@ -154,8 +154,7 @@ void Engine<B, E>::add_dependencies_locked(QueueIndex queue, std::span<const Sub
     if (!use.reads && !use.writes) continue;
     const BufferSlot& slot = *use.slot;
     // When every unfinished use is this queue's own, stream order covers them all: nothing to scan.
-    const std::uint32_t own = queue < slot.uses_per_queue.size() ? slot.uses_per_queue[queue] : 0;
-    if (own == slot.uses.size()) continue;
+    if (!slot.used_by_other_queues(queue)) continue;
     for (const engine_detail::BufferUse& earlier : slot.uses) {
       const bool conflicts = earlier.writes || (use.writes && earlier.reads);
       // Work of the same queue is ordered already; the queue test spares the lookup of most uses.
@@ -180,9 +179,7 @@ bool Engine<B, E>::may_wait_locked(QueueIndex queue, std::span<const SubmissionI
                                    const PreparedBatch& batch) const {
   if (!explicit_dependencies.empty() || !batch.graphs.empty()) return true;
   for (const engine_detail::BufferAccess& use : batch.uses) {
-    const BufferSlot& slot = *use.slot;
-    const std::uint32_t own = queue < slot.uses_per_queue.size() ? slot.uses_per_queue[queue] : 0;
-    if ((use.reads || use.writes) && own != slot.uses.size()) return true;
+    if ((use.reads || use.writes) && use.slot->used_by_other_queues(queue)) return true;
   }
   return false;
 }
