@@ -166,8 +166,8 @@ struct Submission {
 // reaches either end; its vectors keep their storage for a later record. As in an ordered map, a record
 // stays where it is until it is erased, so references and iterators to the others stay valid across an
 // erase, and stepping an iterator past the last live record reaches end(). The exception is
-// emplace_back() on a full ring, which moves every record into a new ring: the engine calls it only while
-// it holds no reference to a record (at the start of a submit).
+// emplace_back() on a full ring, which moves live records (together in place, or into a ring twice the
+// size): the engine calls it only while it holds no reference to a record (at the start of a submit).
 class SubmissionTable {
  public:
   using Entry = std::pair<std::uint64_t, Submission>;
