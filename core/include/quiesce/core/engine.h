@@ -190,6 +190,11 @@ class Engine {
   Submission& emplace_submission_locked(std::uint64_t serial);
   typename SubmissionTable::iterator erase_submission_locked(typename SubmissionTable::iterator it);
   bool progress_after_submit_locked();
+  // Marks a slot's release as requested: counted in the hint and listed, in serial order, for the scan.
+  static void note_requested(std::vector<std::uint64_t>& requested, std::uint64_t serial) {
+    const auto at = std::lower_bound(requested.begin(), requested.end(), serial);
+    if (at == requested.end() || *at != serial) requested.insert(at, serial);
+  }
   void note_release_request_locked() { release_requests_hint_++; }
 
   // engine/progress.h
@@ -200,8 +205,9 @@ class Engine {
   std::size_t release_buffers_locked();
   std::size_t release_programs_locked();
   template <class Slot, class Handle, class ReleaseCall>
-  std::size_t release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<Handle>& held, ResourceKind kind,
-                            std::uint64_t Slot::*charged_bytes, ReleaseCall release);
+  std::size_t release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<std::uint64_t>& requested,
+                                   std::vector<Handle>& held, ResourceKind kind, std::uint64_t Slot::*charged_bytes,
+                                   ReleaseCall release);
   std::size_t release_graphs_locked();
   bool retry_due_locked(const engine_detail::RetryState& retry) const;
   bool note_rejection_locked(engine_detail::RetryState& retry, const Error& error);
@@ -239,6 +245,10 @@ class Engine {
   std::vector<engine_detail::QueueSlot> queues_;
   std::map<std::uint64_t, BufferSlot> buffers_;
   std::map<std::uint64_t, ProgramSlot> programs_;
+  // The serials of the slots above whose release was requested, ascending: the release scans visit these
+  // alone, in the order a walk of the whole map would.
+  std::vector<std::uint64_t> requested_buffers_;
+  std::vector<std::uint64_t> requested_programs_;
   std::map<std::uint64_t, GraphSlot> graphs_;
   SubmissionTable submissions_;
   engine_detail::FateHistory fates_;

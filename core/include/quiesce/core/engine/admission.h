@@ -116,7 +116,10 @@ Result<std::vector<BufferId>> Engine<B, E>::import_locked(std::span<const Import
     slot.request = staged_requests[index];
     slot.charged_bytes = staged_requests[index].bytes;
     slot.release_requested = failure.has_value();
-    if (slot.release_requested) note_release_request_locked();
+    if (slot.release_requested) {
+      note_release_request_locked();
+      note_requested(requested_buffers_, serial);
+    }
     buffers_.emplace(serial, std::move(slot));
     tally(ResourceKind::Buffers).created++;
     ids.push_back(BufferId{serial, epoch_});
@@ -223,6 +226,7 @@ Status Engine<B, E>::release(BufferId buffer) {
   Result<BufferSlot*> slot = resolve_locked(buffer);
   if (!slot.ok()) return slot.error();
   slot.value()->release_requested = true;
+  note_requested(requested_buffers_, buffer.serial);
   note_release_request_locked();
   if (slot.value()->pins() != 0) counters_.releases_deferred++;
   progress_locked(false);
@@ -236,6 +240,7 @@ Status Engine<B, E>::release(ProgramId program) {
   Result<ProgramSlot*> slot = resolve_locked(program);
   if (!slot.ok()) return slot.error();
   slot.value()->release_requested = true;
+  note_requested(requested_programs_, program.serial);
   note_release_request_locked();
   if (slot.value()->pins() != 0) counters_.releases_deferred++;
   progress_locked(false);

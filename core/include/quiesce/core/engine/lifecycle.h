@@ -149,6 +149,8 @@ void Engine<B, E>::discard_everything_locked() {
   tally(ResourceKind::Queues).discarded += queues_.size();
   buffers_.clear();
   programs_.clear();
+  requested_buffers_.clear();
+  requested_programs_.clear();
   graphs_.clear();
   release_requests_hint_ = 0;
   queues_.clear();

@@ -236,39 +236,48 @@ std::size_t Engine<B, E>::release_graphs_locked() {
 
 template <Backend B, Env E>
 std::size_t Engine<B, E>::release_buffers_locked() {
-  return release_slots_locked(buffers_, held_buffers_, ResourceKind::Buffers, &BufferSlot::charged_bytes,
+  return release_slots_locked(buffers_, requested_buffers_, held_buffers_, ResourceKind::Buffers, &BufferSlot::charged_bytes,
                        [this](Buffer&& buffer) { return backend_.free_buffer(std::move(buffer)); });
 }
 
 template <Backend B, Env E>
 std::size_t Engine<B, E>::release_programs_locked() {
-  return release_slots_locked(programs_, held_programs_, ResourceKind::Programs, &ProgramSlot::resident_bytes,
+  return release_slots_locked(programs_, requested_programs_, held_programs_, ResourceKind::Programs, &ProgramSlot::resident_bytes,
                        [this](Program&& program) { return backend_.unload_program(std::move(program)); });
 }
 
 // Releases every slot whose release was requested, no pin remains and no rejected retry is pending: a slot
 // that something quarantined pinned goes to quarantine instead; a rejected release is retried later, up to
-// its bound, then quarantined; an indeterminate one is quarantined at once. Returns how many slots still
-// have a release request after the scan (every slot is visited).
+// its bound, then quarantined; an indeterminate one is quarantined at once. Visits the requested slots
+// alone (`requested`, ascending serials, kept in step with the map) and returns how many are left.
 template <Backend B, Env E>
 template <class Slot, class Handle, class ReleaseCall>
-std::size_t Engine<B, E>::release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<Handle>& held,
-                                               ResourceKind kind, std::uint64_t Slot::*charged_bytes,
-                                               ReleaseCall release) {
-  std::size_t requested_left = 0;
-  for (auto it = slots.begin(); it != slots.end();) {
-    if (lost_) return requested_left;
+std::size_t Engine<B, E>::release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<std::uint64_t>& requested,
+                                               std::vector<Handle>& held, ResourceKind kind,
+                                               std::uint64_t Slot::*charged_bytes, ReleaseCall release) {
+  std::size_t kept = 0;
+  std::size_t index = 0;
+  // Whatever happens to the slot at `index`, the serial is kept (still requested) or dropped (erased).
+  const auto finish = [&] {
+    while (index < requested.size()) requested[kept++] = requested[index++];  // an early return keeps the rest
+    requested.resize(kept);
+    return kept;
+  };
+  for (; index < requested.size(); ++index) {
+    if (lost_) return finish();
+    const std::uint64_t serial = requested[index];
+    const auto it = slots.find(serial);
+    assert(it != slots.end() && it->second.release_requested);
     Slot& slot = it->second;
-    if (!slot.release_requested || slot.pins() != 0 || !retry_due_locked(slot.retry)) {
-      if (slot.release_requested) requested_left++;
-      ++it;
+    if (slot.pins() != 0 || !retry_due_locked(slot.retry)) {
+      requested[kept++] = serial;
       continue;
     }
     const std::uint64_t bytes = slot.*charged_bytes;
     if (slot.sticky) {
       held.push_back(std::move(slot.handle));
-      add_quarantine_locked(kind, it->first, bytes, slot.sticky->cause, slot.sticky->error);
-      it = slots.erase(it);
+      add_quarantine_locked(kind, serial, bytes, slot.sticky->cause, slot.sticky->error);
+      slots.erase(it);
       continue;
     }
     ReleaseResult<Handle> released = release(std::move(slot.handle));
@@ -278,19 +287,18 @@ std::size_t Engine<B, E>::release_slots_locked(std::map<std::uint64_t, Slot>& sl
     } else if (released.status == ReleaseStatus::Rejected) {
       slot.handle = std::move(released.handle);
       if (note_rejection_locked(slot.retry, released.error) || lost_) {
-        requested_left++;
-        ++it;
+        requested[kept++] = serial;
         continue;
       }
       held.push_back(std::move(slot.handle));
-      add_quarantine_locked(kind, it->first, bytes, QuarantineCause::ReleaseRejectedRepeatedly, released.error);
+      add_quarantine_locked(kind, serial, bytes, QuarantineCause::ReleaseRejectedRepeatedly, released.error);
     } else {
       note_error_locked(released.error);
-      add_quarantine_locked(kind, it->first, bytes, QuarantineCause::IndeterminateRelease, released.error);
+      add_quarantine_locked(kind, serial, bytes, QuarantineCause::IndeterminateRelease, released.error);
     }
-    it = slots.erase(it);
+    slots.erase(it);
   }
-  return requested_left;
+  return finish();
 }
 
 // Quiescent: no event left to destroy and no release request that waits on anything but a user's live

@@ -150,8 +150,16 @@ ShutdownReport Engine<B, E>::shutdown(std::uint64_t drain_timeout_ns) {
   }
   shut_down_ = true;
   for (auto& [serial, graph] : graphs_) graph.destroy_requested = true;
-  for (auto& [serial, slot] : buffers_) slot.release_requested = true;
-  for (auto& [serial, slot] : programs_) slot.release_requested = true;
+  requested_buffers_.clear();
+  requested_programs_.clear();
+  for (auto& [serial, slot] : buffers_) {
+    slot.release_requested = true;
+    requested_buffers_.push_back(serial);
+  }
+  for (auto& [serial, slot] : programs_) {
+    slot.release_requested = true;
+    requested_programs_.push_back(serial);
+  }
   release_requests_hint_ += graphs_.size() + buffers_.size() + programs_.size();
   report.drain = drain_locked(drain_timeout_ns);
   settle_for_shutdown_locked();
