@@ -417,10 +417,17 @@ int hil_command(const HilOptions& options, std::ostream& out, std::ostream& err)
   if (!options.reference) {
     out << "NOT RUN  differential: no reference backend was supplied\n";
   } else {
+    std::uint32_t identical = 0;
     for (std::uint32_t run = 0; run < options.differential_runs; ++run) {
       ScriptOptions script_options = options.script;
       script_options.seed = options.seed + run;
-      print(out, err, differential_check(device, generate_script(script_options), options.reference), all_passed);
+      const CheckResult check = differential_check(device, generate_script(script_options), options.reference);
+      identical += check.passed ? 1 : 0;
+      print(out, err, check, all_passed);
+    }
+    if (options.differential_runs != 0) {
+      out << "   differential: " << identical << " of " << options.differential_runs << " seeds (" << options.seed
+          << " to " << options.seed + options.differential_runs - 1 << ") identical on the GPU and the reference\n";
     }
   }
   out << "-- fault campaign through Validator<Injector<cuda::Device>>\n";
