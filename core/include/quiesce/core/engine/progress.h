@@ -236,14 +236,16 @@ std::size_t Engine<B, E>::release_graphs_locked() {
 
 template <Backend B, Env E>
 std::size_t Engine<B, E>::release_buffers_locked() {
-  return release_slots_locked(buffers_, requested_buffers_, held_buffers_, ResourceKind::Buffers, &BufferSlot::charged_bytes,
-                       [this](Buffer&& buffer) { return backend_.free_buffer(std::move(buffer)); });
+  return release_slots_locked(buffers_, requested_buffers_, held_buffers_, ResourceKind::Buffers,
+                              &BufferSlot::charged_bytes,
+                              [this](Buffer&& buffer) { return backend_.free_buffer(std::move(buffer)); });
 }
 
 template <Backend B, Env E>
 std::size_t Engine<B, E>::release_programs_locked() {
-  return release_slots_locked(programs_, requested_programs_, held_programs_, ResourceKind::Programs, &ProgramSlot::resident_bytes,
-                       [this](Program&& program) { return backend_.unload_program(std::move(program)); });
+  return release_slots_locked(programs_, requested_programs_, held_programs_, ResourceKind::Programs,
+                              &ProgramSlot::resident_bytes,
+                              [this](Program&& program) { return backend_.unload_program(std::move(program)); });
 }
 
 // Releases every slot whose release was requested, no pin remains and no rejected retry is pending: a slot
@@ -252,14 +254,16 @@ std::size_t Engine<B, E>::release_programs_locked() {
 // alone (`requested`, ascending serials, kept in step with the map) and returns how many are left.
 template <Backend B, Env E>
 template <class Slot, class Handle, class ReleaseCall>
-std::size_t Engine<B, E>::release_slots_locked(std::map<std::uint64_t, Slot>& slots, std::vector<std::uint64_t>& requested,
-                                               std::vector<Handle>& held, ResourceKind kind,
+std::size_t Engine<B, E>::release_slots_locked(std::map<std::uint64_t, Slot>& slots,
+                                               std::vector<std::uint64_t>& requested, std::vector<Handle>& held,
+                                               ResourceKind kind,
                                                std::uint64_t Slot::*charged_bytes, ReleaseCall release) {
   std::size_t kept = 0;
   std::size_t index = 0;
-  // Whatever happens to the slot at `index`, the serial is kept (still requested) or dropped (erased).
+  // `requested` is compacted in place: a serial still requested moves down to `kept`, an erased slot's is
+  // dropped, and on an early return (the device lost) the serials not visited yet are kept as they are.
   const auto finish = [&] {
-    while (index < requested.size()) requested[kept++] = requested[index++];  // an early return keeps the rest
+    while (index < requested.size()) requested[kept++] = requested[index++];
     requested.resize(kept);
     return kept;
   };
