@@ -3,7 +3,8 @@
 function(quiesce_test)
   cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "LABELS;SOURCES;LIBS" ${ARGN})
   add_executable(${ARG_NAME} ${ARG_SOURCES})
-  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main quiesce_warnings)
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main quiesce_warnings
+                                              quiesce_allocator)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()

@@ -1,6 +1,9 @@
 // quiesce info and quiesce calibrate: the CUDA driver, the GPUs, and a cost profile measured on one.
+#include <dlfcn.h>
+
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "commands.h"
 #include "exit_status.h"
@@ -8,6 +11,22 @@
 #include "quiesce/cuda/info.h"
 
 namespace quiesce::cli {
+namespace {
+
+// The allocator this process really runs on (cmake/QuiesceAllocator.cmake): gperftools' tcmalloc names
+// itself through tc_version when it is loaded; otherwise malloc is the C library's.
+std::string allocator_in_use() {
+  using Version = const char* (*)(int*, int*, const char**);
+  void* symbol = dlsym(RTLD_DEFAULT, "tc_version");
+  if (symbol == nullptr) return "system malloc";
+  int major = 0;
+  int minor = 0;
+  const char* patch = nullptr;
+  const char* name = reinterpret_cast<Version>(symbol)(&major, &minor, &patch);
+  return std::string("tcmalloc (") + (name != nullptr ? name : "gperftools") + ")";
+}
+
+}  // namespace
 
 void add_cuda_commands(CLI::App& app, CommandResult& result) {
   auto backend = std::make_shared<std::string>("sim");
@@ -15,7 +34,8 @@ void add_cuda_commands(CLI::App& app, CommandResult& result) {
   info->add_option("--backend", *backend, "sim, or cuda to require a CUDA driver (exit 3 without one)")
       ->check(CLI::IsMember({"sim", "cuda"}));
   info->callback([backend, &result] {
-    std::cout << "quiesce 0.1.0\nsimulated device: available\n";
+    std::cout << "quiesce 0.1.0\nallocator: " << allocator_in_use() << " (configured: " << QUIESCE_ALLOCATOR_NAME
+              << ")\nsimulated device: available\n";
     const int status = cuda::info_command(std::cout);
     result.status = *backend == "cuda" ? status : kExitHeld;
   });
