@@ -5,8 +5,9 @@
 # the measurements). Libraries never link it: a runtime that uses quiesce through find_package(quiesce)
 # keeps its own allocator.
 #
-# QUIESCE_ALLOCATOR=tcmalloc (the default) or system. The portable HIL bundle and sanitizer builds use the
-# system allocator: the first must not need the shared library on the GPU host, the second replaces malloc.
+# QUIESCE_ALLOCATOR=tcmalloc (the default) or system, the default of the portable HIL bundle, which must
+# not need the shared library on the GPU host. The libFuzzer target never links quiesce_allocator: its
+# sanitizers replace malloc.
 if(QUIESCE_PORTABLE)
   set(quiesce_allocator_default system)
 else()
