@@ -155,13 +155,18 @@ ContextSlot* Device::live_context(std::uint64_t id, std::uint32_t epoch) {
 Result<ContextSlot*> Device::enter(std::uint64_t context_id) {
   ContextSlot* slot = contexts_.find(context_id);
   if (slot == nullptr) return make_error(ErrorKind::InvalidArgument, "the handle's context is no longer open");
-  if (slot->lost) return slot->lost_error;
-  CUcontext current = nullptr;
-  if (api().cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != slot->context) {
-    const CUresult set = api().cuCtxSetCurrent(slot->context);
-    if (set != CUDA_SUCCESS) return fail(*slot, set, "cuCtxSetCurrent failed");
-  }
+  QUIESCE_TRY(make_current(*slot));
   return slot;
+}
+
+Status Device::make_current(ContextSlot& slot) {
+  if (slot.lost) return slot.lost_error;
+  CUcontext current = nullptr;
+  if (api().cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != slot.context) {
+    const CUresult set = api().cuCtxSetCurrent(slot.context);
+    if (set != CUDA_SUCCESS) return fail(slot, set, "cuCtxSetCurrent failed");
+  }
+  return ok_status();
 }
 
 Error Device::fail(ContextSlot& context, CUresult code, std::string_view what) {

@@ -242,7 +242,7 @@ Result<Program> Device::load_program(const Context& context, const ArtifactRef& 
     if (!embedded.present()) return make_error(ErrorKind::Unsupported, "this build has no embedded builtin kernels (no nvcc)");
     const std::optional<BuiltinKernel> kernel = find_builtin_kernel(artifact.kernel_name);
     if (!kernel) return make_error(ErrorKind::InvalidArgument, "the builtin kernel library has no kernel of that name");
-    slot.builtin = builtin_kernel_index(artifact.kernel_name);
+    slot.builtin = &builtin_kernels()[static_cast<std::size_t>(builtin_kernel_index(artifact.kernel_name))];
     symbol = std::string(kernel->symbol);
     image.assign(embedded.fatbin.begin(), embedded.fatbin.end());
   } else {
@@ -265,7 +265,7 @@ Result<Program> Device::load_program(const Context& context, const ArtifactRef& 
   }
   // A user kernel's whole parameter block: the end of its last parameter (cuFuncGetParamInfo, CUDA 12.4+,
   // which answers INVALID_VALUE past the last one). A builtin's ABI is known, so it is not probed.
-  for (std::size_t index = 0; slot.builtin < 0 && index < 64; ++index) {
+  for (std::size_t index = 0; slot.builtin == nullptr && index < 64; ++index) {
     std::size_t offset = 0;
     std::size_t size = 0;
     if (api().cuFuncGetParamInfo(slot.function, index, &offset, &size) != CUDA_SUCCESS) {

@@ -20,6 +20,13 @@ Slot* Device::resolve(detail::SlotTable<Slot>& table, std::uint64_t id, std::uin
   return slot;
 }
 
+template <class Slot>
+Slot* Device::child_of(detail::SlotTable<Slot>& table, const detail::QueueSlot& queue, std::uint32_t queue_epoch,
+                       std::uint64_t id, std::uint32_t epoch) {
+  Slot* slot = table.find(id);
+  return slot != nullptr && slot->context_id == queue.context_id && epoch == queue_epoch ? slot : nullptr;
+}
+
 // True when [offset, offset + bytes) lies within a buffer of `size` bytes, without overflow.
 inline bool range_within(std::uint64_t offset, std::uint64_t bytes, std::uint64_t size) {
   return offset <= size && bytes <= size - offset;

@@ -103,11 +103,9 @@ QueueState Device::queue_state(const Queue& queue) {
 
 // ---- validation: everything that can be checked is checked before anything is enqueued ----
 
-Status Device::validate_launch(const QueueSlot& queue, const Command& command) {
-  const ProgramSlot* program = resolve(programs_, command.program.id, command.program.epoch);
-  if (program == nullptr || program->context_id != queue.context_id) {
-    return make_error(ErrorKind::InvalidArgument, "the launch names no loaded program of the queue's context");
-  }
+Status Device::validate_launch(const QueueSlot& queue, std::uint32_t queue_epoch, const Command& command) {
+  const ProgramSlot* program = child_of(programs_, queue, queue_epoch, command.program.id, command.program.epoch);
+  if (program == nullptr) return make_error(ErrorKind::InvalidArgument, "the launch names no loaded program of the queue's context");
   if (command.bindings.size() > info_.limits.bindings_max) {
     return make_error(ErrorKind::InvalidArgument, "the launch has more bindings than bindings_max");
   }
@@ -118,50 +116,46 @@ Status Device::validate_launch(const QueueSlot& queue, const Command& command) {
       command.dims.threads_per_block() == 0) {
     return make_error(ErrorKind::InvalidArgument, "a launch dimension is zero");
   }
+  const BuiltinKernel* kernel = program->builtin;
   for (std::size_t index = 0; index < command.bindings.size(); ++index) {
     const Binding& binding = command.bindings[index];
-    const BufferSlot* buffer = resolve(buffers_, binding.buffer.id, binding.buffer.epoch);
-    if (buffer == nullptr || buffer->context_id != queue.context_id) {
-      return make_error(ErrorKind::InvalidArgument, "a binding names no live buffer of the queue's context");
-    }
+    const BufferSlot* buffer = child_of(buffers_, queue, queue_epoch, binding.buffer.id, binding.buffer.epoch);
+    if (buffer == nullptr) return make_error(ErrorKind::InvalidArgument, "a binding names no live buffer of the queue's context");
     if (!access_allowed(binding.access, buffer->info.usage)) {
       return make_error(ErrorKind::PermissionDenied, "a binding's access mode is not allowed by its buffer's usage");
     }
-    if (program->builtin >= 0 && index < kBuiltinBindingsMax) {
-      const BuiltinKernel& kernel = builtin_kernels()[static_cast<std::size_t>(program->builtin)];
-      const bool reads = ((kernel.reads_mask >> index) & 1U) != 0;
-      const bool writes = ((kernel.writes_mask >> index) & 1U) != 0;
+    if (kernel != nullptr && index < kBuiltinBindingsMax) {
+      const bool reads = ((kernel->reads_mask >> index) & 1U) != 0;
+      const bool writes = ((kernel->writes_mask >> index) & 1U) != 0;
       if ((reads && !access_reads(binding.access)) || (writes && !access_writes(binding.access))) {
         return make_error(ErrorKind::PermissionDenied, "a binding's access mode does not cover what the builtin kernel does with it");
       }
-      if (buffer->info.bytes < kernel.binding_bytes_min[index]) {
+      if (buffer->info.bytes < kernel->binding_bytes_min[index]) {
         return make_error(ErrorKind::InvalidArgument, "a binding is smaller than the builtin kernel needs");
       }
     }
   }
-  const std::uint64_t block_bytes = 16 * command.bindings.size() + command.data.size();
-  if (program->builtin >= 0) {
-    const BuiltinKernel& kernel = builtin_kernels()[static_cast<std::size_t>(program->builtin)];
-    if (!kernel.any_binding_count && command.bindings.size() != kernel.binding_count) {
+  if (kernel != nullptr) {
+    if (!kernel->any_binding_count && command.bindings.size() != kernel->binding_count) {
       return make_error(ErrorKind::InvalidArgument, "the builtin kernel takes a different number of bindings");
     }
-    if (command.data.size() != kernel.parameter_bytes) {
+    if (command.data.size() != kernel->parameter_bytes) {
       return make_error(ErrorKind::InvalidArgument, "the builtin kernel takes a different number of parameter bytes");
     }
-  } else if (program->parameter_bytes_known && block_bytes != program->parameter_bytes) {
+  } else if (program->parameter_bytes_known && 16 * command.bindings.size() + command.data.size() != program->parameter_bytes) {
     return make_error(ErrorKind::InvalidArgument, "the bindings and parameter bytes do not match the kernel's parameter block");
   }
   return ok_status();
 }
 
-Status Device::validate_command(const QueueSlot& queue, const Command& command, bool capturing) {
+Status Device::validate_command(const QueueSlot& queue, std::uint32_t queue_epoch, const Command& command,
+                                bool capturing) {
   const auto live_buffer = [&](BufferRef ref) -> const BufferSlot* {
-    const BufferSlot* buffer = resolve(buffers_, ref.id, ref.epoch);
-    return buffer != nullptr && buffer->context_id == queue.context_id ? buffer : nullptr;
+    return child_of(buffers_, queue, queue_epoch, ref.id, ref.epoch);
   };
   switch (command.kind) {
     case CommandKind::Launch:
-      return validate_launch(queue, command);
+      return validate_launch(queue, queue_epoch, command);
     case CommandKind::Copy: {
       const BufferSlot* source = live_buffer(command.source);
       const BufferSlot* target = live_buffer(command.target);
@@ -193,16 +187,17 @@ Status Device::validate_command(const QueueSlot& queue, const Command& command, 
     }
     case CommandKind::Replay: {
       if (capturing) return make_error(ErrorKind::Unsupported, "replaying an executable inside a capture is not supported");
-      const ExecutableSlot* executable = resolve(executables_, command.executable.id, command.executable.epoch);
-      if (executable == nullptr || executable->context_id != queue.context_id) {
+      const ExecutableSlot* executable =
+          child_of(executables_, queue, queue_epoch, command.executable.id, command.executable.epoch);
+      if (executable == nullptr) {
         return make_error(ErrorKind::InvalidArgument, "the replay names no live executable of the queue's context");
       }
       return ok_status();
     }
     case CommandKind::Wait: {
       if (capturing) return make_error(ErrorKind::Unsupported, "waiting on an outside event inside a capture is not supported");
-      const EventSlot* event = resolve(events_, command.event.id, command.event.epoch);
-      if (event == nullptr || event->context_id != queue.context_id) {
+      const EventSlot* event = child_of(events_, queue, queue_epoch, command.event.id, command.event.epoch);
+      if (event == nullptr) {
         return make_error(ErrorKind::InvalidArgument, "the wait names no live event of the queue's context");
       }
       if (!event->terminal && !event->recorded && !event->on_demand) {
@@ -223,8 +218,7 @@ CUresult Device::enqueue_command(QueueSlot& queue, const Command& command) {
       if (command.mode == LaunchMode::DryRun) return CUDA_SUCCESS;  // validated and resolved; no bytes change
       const ProgramSlot* program = &programs_.get(command.program.id);
       // delay ignores its bindings, and its parameter block holds its parameters alone.
-      const bool pack_bindings =
-          program->builtin < 0 || !builtin_kernels()[static_cast<std::size_t>(program->builtin)].any_binding_count;
+      const bool pack_bindings = program->builtin == nullptr || !program->builtin->any_binding_count;
       const std::size_t binding_bytes = pack_bindings ? 16 * command.bindings.size() : 0;
       std::size_t block_bytes = binding_bytes + command.data.size();
       launch_parameters_.resize(std::max<std::size_t>(block_bytes, 16));
@@ -297,8 +291,12 @@ bool Device::admit(QueueSlot& queue, std::uint64_t admission_timeout_ns) {
 }
 
 SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions options) {
-  QueueSlot* slot = resolve(queues_, queue.id(), queue.epoch());
-  if (slot == nullptr) return SubmitResult::rejected(make_error(ErrorKind::InvalidArgument, "the queue handle does not name a live queue"));
+  // resolve() and enter() in one: the queue's context is looked up once.
+  QueueSlot* slot = queues_.find(queue.id());
+  ContextSlot* owner = slot != nullptr ? contexts_.find(slot->context_id) : nullptr;
+  if (owner == nullptr || owner->epoch != queue.epoch()) {
+    return SubmitResult::rejected(make_error(ErrorKind::InvalidArgument, "the queue handle does not name a live queue"));
+  }
   if (batch.empty()) return SubmitResult::rejected(make_error(ErrorKind::InvalidArgument, "a batch must hold at least one command"));
   if (batch.size() > info_.limits.batch_commands_max) {
     return SubmitResult::rejected(make_error(ErrorKind::InvalidArgument, "the batch holds more commands than batch_commands_max"));
@@ -306,14 +304,14 @@ SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions optio
   if (slot->capturing) {
     return SubmitResult::rejected(make_error(ErrorKind::Busy, "the queue is capturing: submit after end_capture", true));
   }
-  auto entered = enter(slot->context_id);
+  const Status entered = make_current(*owner);
   if (!entered.ok()) return SubmitResult::rejected(entered.error());
-  ContextSlot& context = **entered;
+  ContextSlot& context = *owner;
   for (const Command& command : batch) {
-    const Status valid = validate_command(*slot, command, false);
+    const Status valid = validate_command(*slot, queue.epoch(), command, false);
     if (!valid.ok()) return SubmitResult::rejected(valid.error());
   }
-  if (!admit(*slot, options.admission_timeout_ns)) {
+  if (slot->in_flight.size() >= options_.queue_depth_max && !admit(*slot, options.admission_timeout_ns)) {
     return SubmitResult::rejected(make_error(ErrorKind::Busy, "the queue stayed full until the admission timeout", true));
   }
 
@@ -455,7 +453,7 @@ Status Device::capture(const Queue& queue, Batch batch) {
   if (batch.empty()) return make_error(ErrorKind::InvalidArgument, "a batch must hold at least one command");
   auto entered = enter(slot->context_id);
   if (!entered.ok()) return entered.error();
-  for (const Command& command : batch) QUIESCE_TRY(validate_command(*slot, command, true));
+  for (const Command& command : batch) QUIESCE_TRY(validate_command(*slot, queue.epoch(), command, true));
   for (const Command& command : batch) {
     const CUresult result = enqueue_command(*slot, command);
     if (result != CUDA_SUCCESS) {

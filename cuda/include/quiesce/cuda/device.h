@@ -57,6 +57,8 @@ struct DeviceOptions {
   std::uint64_t poll_backoff_max_ns = 200'000;  // the longest sleep between two polls of a wait
 };
 
+struct BuiltinKernel;  // quiesce/cuda/kernels.h
+
 namespace detail {
 
 struct ContextSlot {
@@ -86,7 +88,7 @@ struct ProgramSlot {
   std::uint64_t context_id = 0;
   CUmodule module = nullptr;
   CUfunction function = nullptr;
-  int builtin = -1;                    // index into builtin_kernels(), or -1 for a user artifact
+  const BuiltinKernel* builtin = nullptr;  // its entry in builtin_kernels(), or null for a user artifact
   std::uint64_t parameter_bytes = 0;   // the kernel's whole parameter block, from cuFuncGetParamInfo
   bool parameter_bytes_known = false;
   std::uint64_t resident_bytes = 0;
@@ -213,6 +215,8 @@ class Device {
   Slot* resolve(detail::SlotTable<Slot>& table, std::uint64_t id, std::uint32_t epoch);
   // Resolves the context of a child, checks it is not lost and makes it current.
   Result<detail::ContextSlot*> enter(std::uint64_t context_id);
+  // The same for a context already resolved: its lost error, or success with it current.
+  Status make_current(detail::ContextSlot& context);
   // Maps a failed call; a sticky code marks the context lost.
   Error fail(detail::ContextSlot& context, CUresult code, std::string_view what);
   void release_child(std::uint64_t context_id);
@@ -221,8 +225,14 @@ class Device {
   Result<CUevent> take_event(detail::ContextSlot& context, bool timing);
   void return_event(detail::ContextSlot& context, CUevent event, bool timing);
 
-  Status validate_command(const detail::QueueSlot& queue, const Command& command, bool capturing);
-  Status validate_launch(const detail::QueueSlot& queue, const Command& command);
+  // A live child of the queue's context: the slot of `id` when it is live, in the queue's context, and
+  // `epoch` is the queue's (which submit resolved against that context, so it stands for the context's).
+  template <class Slot>
+  Slot* child_of(detail::SlotTable<Slot>& table, const detail::QueueSlot& queue, std::uint32_t queue_epoch,
+                 std::uint64_t id, std::uint32_t epoch);
+  Status validate_command(const detail::QueueSlot& queue, std::uint32_t queue_epoch, const Command& command,
+                          bool capturing);
+  Status validate_launch(const detail::QueueSlot& queue, std::uint32_t queue_epoch, const Command& command);
   CUresult enqueue_command(detail::QueueSlot& queue, const Command& command);
   void prune_in_flight(detail::QueueSlot& queue);
   Observation observe(std::uint64_t event_id, detail::EventSlot& event);
