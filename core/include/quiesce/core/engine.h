@@ -156,6 +156,7 @@ class Engine {
 
   // engine/lifecycle.h
   Status ready_locked();
+  Status recover_for_call_locked();
   Status open_context_locked();
   void note_error_locked(const Error& error);
   void recover_if_lost_locked(bool reopen);

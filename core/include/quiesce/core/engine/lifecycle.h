@@ -74,6 +74,14 @@ Status Engine<B, E>::open_context_locked() {
 
 template <Backend B, Env E>
 Status Engine<B, E>::ready_locked() {
+  // The common case first: open, not shut down, with a context that is not lost (nothing to recover).
+  if (opened_ && !shut_down_ && has_context_ && !lost_) [[likely]] return ok_status();
+  return recover_for_call_locked();
+}
+
+// ready_locked's other cases: refuse the call, or recover a usable context for it.
+template <Backend B, Env E>
+Status Engine<B, E>::recover_for_call_locked() {
   if (shut_down_) return make_error(ErrorKind::InvalidArgument, "the engine was shut down; no call is accepted");
   if (!opened_) return make_error(ErrorKind::InvalidArgument, "the engine is not open; call open() first");
   recover_if_lost_locked(true);

@@ -397,7 +397,7 @@ void erase_value(std::vector<T>& values, const T& value) {
 
 template <class T>
 void push_unique(std::vector<T>& values, const T& value) {
-  if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+  if (values.empty() || std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
 }
 
 }  // namespace quiesce::engine_detail

@@ -77,7 +77,14 @@ Status Engine<B, E>::translate_launch_locked(const EngineOp& op, std::size_t ind
     }
   }
   const std::span<const Binding> bindings(batch.bindings.data() + first_binding, op.bindings.size());
-  batch.commands.push_back(Command::launch(program->handle.ref(), op.dims, bindings, op.data, op.mode));
+  // Built in place: a Command is large, and a temporary would be initialised and then copied.
+  Command& command = batch.commands.emplace_back();
+  command.kind = CommandKind::Launch;
+  command.mode = op.mode;
+  command.program = program->handle.ref();
+  command.dims = op.dims;
+  command.bindings = bindings;
+  command.data = op.data;
   (void)index;
   return ok_status();
 }
