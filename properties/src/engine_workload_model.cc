@@ -51,13 +51,14 @@ void EngineHostModel::add(std::uint64_t buffer, std::uint64_t bytes, std::span<c
     added = std::move(spare_.back());
     spare_.pop_back();
   }
-  added.bytes.assign(bytes, 0);
-  added.known.assign(bytes, 0);
+  // The content, then zeros to the buffer's size: each byte is stored once (an import's content is usually
+  // the whole buffer, so zeroing everything first and copying over it stored most bytes twice).
+  const auto* const content_bytes = reinterpret_cast<const std::uint8_t*>(content.data());
+  added.bytes.assign(content_bytes, content_bytes + content.size());
+  added.bytes.resize(bytes, 0);
+  added.known.assign(content.size(), 1);
+  added.known.resize(bytes, 0);
   added.depends.clear();
-  if (!content.empty()) {
-    std::memcpy(added.bytes.data(), content.data(), content.size());
-    std::memset(added.known.data(), 1, content.size());
-  }
   buffers_.emplace_back(buffer, std::move(added));
 }
 
