@@ -29,6 +29,7 @@ inline constexpr std::array<std::pair<Step, std::uint32_t>, 15> kStepWeights{{
 inline constexpr std::uint64_t kProgramResidentBytes = 4096;
 inline constexpr std::uint32_t kGraphsMax = 4;
 inline constexpr std::uint64_t kLossHeavyOneIn = 8;
+inline constexpr std::size_t kImportsPerCallMax = 3;  // buffers one import step asks for at most
 
 // EngineT is quiesce::Engine<B, E>, or a type derived from it that hides some of its calls (the engine
 // mutants of properties/src/mutants.cc); `extra` goes to its constructor after the engine options.
@@ -164,6 +165,15 @@ class EngineWorkload {
     return bytes;
   }
 
+  // The same bytes (the same draw) in `storage`, which only grows: refilling it stores each byte once and
+  // allocates nothing in the steady state. Valid until `storage` is filled again.
+  std::span<const std::byte> random_bytes_in(std::vector<std::byte>& storage, std::uint64_t count) {
+    if (storage.size() < count) storage.resize(count);
+    const std::span<std::byte> bytes(storage.data(), count);
+    fill_seeded_bytes(prng_.next(), bytes);
+    return bytes;
+  }
+
   std::uint64_t random_size() { return 4 * prng_.range(2, options_.buffer_bytes_max / 4); }
 
   // A buffer index, distinct from `other` when given; nullopt when none fits.
@@ -177,11 +187,16 @@ class EngineWorkload {
 
   void import() {
     if (buffers_.size() >= options_.buffers_max) return;
-    const std::uint64_t count = prng_.range(1, std::min<std::uint64_t>(3, options_.buffers_max - buffers_.size()));
-    std::vector<std::vector<std::byte>> contents;
-    for (std::uint64_t index = 0; index < count; ++index) contents.push_back(random_bytes(random_size()));
+    const std::uint64_t count =
+        prng_.range(1, std::min<std::uint64_t>(kImportsPerCallMax, options_.buffers_max - buffers_.size()));
+    std::array<std::span<const std::byte>, kImportsPerCallMax> contents_storage;
+    const std::span<std::span<const std::byte>> contents(contents_storage.data(), count);
+    for (std::uint64_t index = 0; index < count; ++index) {
+      const std::uint64_t size = random_size();
+      contents[index] = random_bytes_in(import_storage_[index], size);
+    }
     std::vector<std::array<std::span<const std::byte>, 1>> segments;
-    for (const auto& content : contents) segments.push_back({std::span<const std::byte>(content)});
+    for (const auto& content : contents) segments.push_back({content});
     std::vector<ImportRequest> requests;
     for (std::size_t index = 0; index < contents.size(); ++index) {
       requests.push_back(ImportRequest{BufferRequest{contents[index].size(), kAllBufferUsage}, ByteSource{segments[index]}});
@@ -204,8 +219,8 @@ class EngineWorkload {
     if (!index) return;
     const LiveBuffer buffer = buffers_[*index];
     const std::uint64_t offset = prng_.below(buffer.bytes);
-    const std::vector<std::byte> data = random_bytes(prng_.range(1, buffer.bytes - offset));
-    const std::array<std::span<const std::byte>, 1> segments{std::span<const std::byte>(data)};
+    const std::span<const std::byte> data = random_bytes_in(write_storage_, prng_.range(1, buffer.bytes - offset));
+    const std::array<std::span<const std::byte>, 1> segments{data};
     result_.writes++;
     const Status written = engine_.write(buffer.id, offset, ByteSource{segments});
     model_.host_write(buffer.id.serial, offset, data, written.ok());
@@ -216,8 +231,11 @@ class EngineWorkload {
 
   void read_and_check(const LiveBuffer& buffer, std::uint64_t offset, std::uint64_t bytes,
                       std::string_view context = {}) {
-    std::vector<std::byte> data(bytes);
-    const std::array<std::span<std::byte>, 1> segments{std::span<std::byte>(data)};
+    // A successful read stores every byte of its sink (the validator checks it), so the reused storage
+    // needs no clearing: what was there before never reaches the digest or the check.
+    if (read_storage_.size() < bytes) read_storage_.resize(bytes);
+    const std::span<std::byte> data(read_storage_.data(), bytes);
+    const std::array<std::span<std::byte>, 1> segments{data};
     const Status read_status = engine_.read(buffer.id, offset, ByteSink{segments});
     if (!read_status.ok()) return absorb(read_status.error());
     result_.reads_checked++;
@@ -581,6 +599,10 @@ class EngineWorkload {
   std::vector<SubmissionId> fire_and_forget_ids_;
   std::vector<EngineOp> encoded_;         // encode's output, reused
   std::vector<EngineBinding> bindings_;   // the binding arrays encoded_'s launches point into
+  // Payload storage reused from call to call (random_bytes_in), and the sink of read_and_check.
+  std::array<std::vector<std::byte>, kImportsPerCallMax> import_storage_;
+  std::vector<std::byte> write_storage_;
+  std::vector<std::byte> read_storage_;
 };
 
 }  // namespace engine_workload_detail
