@@ -19,11 +19,7 @@ std::uint32_t load_word(const std::uint8_t* bytes) {
   return word;
 }
 
-std::uint64_t load_chunk(const void* bytes) {
-  std::uint64_t chunk = 0;
-  std::memcpy(&chunk, bytes, sizeof chunk);
-  return chunk;
-}
+void store_word(std::uint8_t* bytes, std::uint32_t word) { std::memcpy(bytes, &word, sizeof word); }
 
 bool all_known(const std::vector<std::uint8_t>& known, std::uint64_t begin, std::uint64_t end) {
   return std::memchr(known.data() + begin, 0, end - begin) == nullptr;
@@ -209,14 +205,16 @@ void EngineHostModel::apply_kernel_op(const ModelOp& op) {
           std::memmove(output->known.data(), input->known.data(), bytes);
         }
       } else if (op.kernel == BuiltinKernel::Saxpy) {
-        const std::uint64_t bytes = std::min(in_bytes, output->bytes.size()) / 4 * 4;
+        const std::uint64_t bytes = std::min(in_bytes, output->bytes.size()) / 4 * 4;  // 0 without an input
         // Read once: the byte stores below may alias the vectors, whose data would be read again each word.
         const std::uint8_t* input_known = input != nullptr ? input->known.data() : nullptr;
         std::uint8_t* output_known = output->known.data();
+        // A word is known when it was known in both inputs. Both tests are made for every word (`&`, not
+        // `&&`), so the loop has no branch and vectorizes (CMakeLists.txt).
         for (std::uint64_t word = 0; word < bytes; word += 4) {
-          const bool known = input_known != nullptr && load_word(input_known + word) == kWordKnown &&
-                             load_word(output_known + word) == kWordKnown;
-          std::memset(output_known + word, known ? 1 : 0, 4);
+          const bool known =
+              (load_word(input_known + word) == kWordKnown) & (load_word(output_known + word) == kWordKnown);
+          store_word(output_known + word, known ? kWordKnown : 0);
         }
       } else {
         const bool known = input != nullptr && all_known(input->known, 0, in_bytes / 4 * 4);
@@ -246,19 +244,33 @@ std::optional<std::string> EngineHostModel::check_read(std::uint64_t buffer, std
   if (content == nullptr) return std::nullopt;
   resolve(*content, true);
   assert(offset + read.size() <= content->bytes.size());
-  // Eight bytes at a time while they agree wherever known; the first chunk that does not is walked byte by
-  // byte below, so the sentence names the same first mismatch.
-  constexpr std::size_t kChunk = 8;
-  std::size_t index = 0;
-  for (; index + kChunk <= read.size(); index += kChunk) {
-    const std::uint64_t known = load_chunk(content->known.data() + offset + index);
-    if (known == 0) continue;
-    const std::uint64_t differ =
-        (load_chunk(read.data() + index) ^ load_chunk(content->bytes.data() + offset + index)) & (known * 0xFFU);
-    if (differ != 0) break;
-    known_bytes += (known * 0x0101010101010101ULL) >> 56U;  // the sum of its bytes, each 0 or 1
+  // The usual case first: a read that agrees with every known byte. One pass with no branch per byte (the
+  // differences of known bytes are or-ed together, each known byte's 1 is added up), which vectorizes
+  // (CMakeLists.txt); only a read that disagrees somewhere is walked again below, byte by byte, to name its
+  // first mismatch and count the known bytes up to it.
+  const auto* const actual_bytes = reinterpret_cast<const std::uint8_t*>(read.data());
+  const std::uint8_t* const expected_bytes = content->bytes.data() + offset;
+  const std::uint8_t* const known_flags = content->known.data() + offset;
+  // The known bytes are counted in blocks of at most 65,535, so that each block's count fits 16 bits: a
+  // narrow sum costs the vector loop far fewer widening steps than a 64-bit one.
+  constexpr std::size_t kCountBlockBytes = UINT16_MAX;
+  std::uint8_t known_differences = 0;
+  std::uint64_t known_in_read = 0;
+  for (std::size_t block = 0; block < read.size(); block += kCountBlockBytes) {
+    const std::size_t block_end = std::min(read.size(), block + kCountBlockBytes);
+    std::uint16_t known_in_block = 0;
+    for (std::size_t index = block; index < block_end; ++index) {
+      const auto known_mask = static_cast<std::uint8_t>(0 - known_flags[index]);  // 0xFF where known, else 0
+      known_differences |= static_cast<std::uint8_t>((actual_bytes[index] ^ expected_bytes[index]) & known_mask);
+      known_in_block = static_cast<std::uint16_t>(known_in_block + known_flags[index]);
+    }
+    known_in_read += known_in_block;
   }
-  for (; index < read.size(); ++index) {
+  if (known_differences == 0) {
+    known_bytes += known_in_read;
+    return std::nullopt;
+  }
+  for (std::size_t index = 0; index < read.size(); ++index) {
     if (content->known[offset + index] == 0) continue;
     known_bytes++;
     const auto actual = static_cast<std::uint8_t>(read[index]);
