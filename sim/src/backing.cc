@@ -154,14 +154,27 @@ void Backing::set_bits(std::uint64_t address, std::uint64_t size, bool value) {
 
 std::uint64_t Backing::first_unwritten(std::uint64_t address, std::uint64_t size) const {
   assert(address <= capacity_bytes_ && size <= capacity_bytes_ - address);
+  // The offset of the first set bit of `unwritten`, the unwritten bits of the word that holds `bit`.
+  const auto offset_of = [&](std::uint64_t bit, std::uint64_t unwritten) {
+    return (bit / 64) * 64 + static_cast<std::uint64_t>(__builtin_ctzll(unwritten)) - address;
+  };
   std::uint64_t bit = address;
   const std::uint64_t end = address + size;
-  // A word (or the part of one inside the range) at a time.
-  while (bit < end) {
+  // Leading partial word, whole words, trailing partial word, as set_bits goes: the whole words, most of a
+  // read and usually all written, need one test each and no mask.
+  if (bit < end && bit % 64 != 0) {
     const std::uint64_t count = std::min<std::uint64_t>(64 - bit % 64, end - bit);
     const std::uint64_t unwritten = ~written_[bit / 64] & range_mask(bit % 64, count);
-    if (unwritten != 0) return (bit / 64) * 64 + static_cast<std::uint64_t>(__builtin_ctzll(unwritten)) - address;
+    if (unwritten != 0) return offset_of(bit, unwritten);
     bit += count;
+  }
+  for (; end - bit >= 64; bit += 64) {
+    const std::uint64_t unwritten = ~written_[bit / 64];
+    if (unwritten != 0) return offset_of(bit, unwritten);
+  }
+  if (bit < end) {
+    const std::uint64_t unwritten = ~written_[bit / 64] & range_mask(0, end - bit);
+    if (unwritten != 0) return offset_of(bit, unwritten);
   }
   return size;
 }
