@@ -59,9 +59,12 @@ struct BufferSlot {
 
   std::size_t pins() const { return uses.size() + graph_pins; }
   // Whether a queue other than `queue` has an unfinished use of the buffer.
+  // uses_per_queue counts every use in `uses`, so its other entries answer without deque::size().
   bool used_by_other_queues(QueueIndex queue) const {
-    const std::uint32_t own = queue < uses_per_queue.size() ? uses_per_queue[queue] : 0;
-    return own != uses.size();
+    for (std::size_t other = 0; other < uses_per_queue.size(); ++other) {
+      if (other != queue && uses_per_queue[other] != 0) return true;
+    }
+    return false;
   }
 };
 
@@ -87,6 +90,17 @@ struct BufferAccess {
   // as long as the batch or graph pins them.
   BufferSlot* slot = nullptr;
 };
+
+// Appends a use built in place, field by field: copying a temporary that was just written a field at a time
+// reads it back wider than it was written, which stalls (the stores cannot be forwarded to the load).
+inline void append_access(std::vector<BufferAccess>& uses, std::uint64_t buffer, bool reads, bool writes,
+                          BufferSlot* slot) {
+  BufferAccess& access = uses.emplace_back();
+  access.buffer = buffer;
+  access.reads = reads;
+  access.writes = writes;
+  access.slot = slot;
+}
 
 struct GraphSlot {
   Executable handle;
@@ -395,8 +409,10 @@ void erase_value(std::vector<T>& values, const T& value) {
   values.erase(std::remove(values.begin(), values.end(), value), values.end());
 }
 
+// `value` by value: a small pair then travels in registers. Read back from the caller's stack, a temporary
+// written a field at a time stalls the load (the store cannot be forwarded to a wider read).
 template <class T>
-void push_unique(std::vector<T>& values, const T& value) {
+void push_unique(std::vector<T>& values, T value) {
   if (values.empty() || std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
 }
 

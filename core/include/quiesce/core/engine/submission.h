@@ -27,7 +27,7 @@ Status Engine<B, E>::check_range_locked(BufferId id, BufferUsage needed, std::ui
   if (bytes == 0 || offset > buffer.request.bytes || bytes > buffer.request.bytes - offset) {
     return make_error(ErrorKind::InvalidArgument, "a command's byte range is empty or runs past its buffer");
   }
-  batch.uses.push_back(engine_detail::BufferAccess{id.serial, reads, writes, slot.value()});
+  engine_detail::append_access(batch.uses, id.serial, reads, writes, slot.value());
   return ok_status();
 }
 
@@ -73,13 +73,14 @@ Status Engine<B, E>::translate_launch_locked(const EngineOp& op, std::size_t ind
       same->reads = same->reads || reads;
       same->writes = same->writes || writes;
     } else {
-      batch.uses.push_back(engine_detail::BufferAccess{binding.buffer.serial, reads, writes, slot});
+      engine_detail::append_access(batch.uses, binding.buffer.serial, reads, writes, slot);
     }
   }
   const std::span<const Binding> bindings(batch.bindings.data() + first_binding, op.bindings.size());
-  // Built in place: a Command is large, and a temporary would be initialised and then copied.
-  Command& command = batch.commands.emplace_back();
-  command.kind = CommandKind::Launch;
+  // Built in place from a blank launch: a Command is large, and zeroing it field by field (or a temporary
+  // initialised and then copied) cost more than copying a ready one.
+  static constexpr Command kBlankLaunch = {};
+  Command& command = batch.commands.emplace_back(kBlankLaunch);
   command.mode = op.mode;
   command.program = program->handle.ref();
   command.dims = op.dims;
@@ -197,7 +198,11 @@ void Engine<B, E>::pin_locked(std::uint64_t serial, Submission& submission, cons
     BufferSlot& slot = *use.slot;
     // The serial is new, so a use of it can only be one this loop appended: the last of the slot's uses.
     if (slot.uses.empty() || slot.uses.back().submission != serial) {
-      slot.uses.push_back(engine_detail::BufferUse{serial, submission.queue, use.reads, use.writes});
+      engine_detail::BufferUse& added = slot.uses.emplace_back();  // in place, as append_access does
+      added.submission = serial;
+      added.queue = submission.queue;
+      added.reads = use.reads;
+      added.writes = use.writes;
       if (slot.uses_per_queue.size() <= submission.queue) slot.uses_per_queue.resize(submission.queue + 1U, 0);
       slot.uses_per_queue[submission.queue]++;
       submission.buffers.push_back(use.slot);
@@ -274,7 +279,8 @@ Result<SubmissionId> Engine<B, E>::submit_locked(QueueIndex queue, std::span<con
   if (submissions_.size() >= options_.live_submissions_max) {
     return make_error(ErrorKind::Busy, "the engine's bound on live submissions is reached; flush or drain first");
   }
-  if (failures_.size() >= options_.fate_history_max) {
+  const std::size_t failures_queued = failures_.empty() ? 0 : failures_.size();  // deque::size() costs a little
+  if (failures_queued >= options_.fate_history_max) {
     return make_error(ErrorKind::Busy, "too many asynchronous failures are queued; call flush() to take them");
   }
   // Scratch storage reused by every submit: the mutex is held and nothing below translates another batch.
@@ -301,9 +307,10 @@ Result<SubmissionId> Engine<B, E>::submit_locked(QueueIndex queue, std::span<con
   submission.invocation = options_.invocation_base + ++invocation_counter_;
   submission.timing_requested = (request.timing || !profiles_.empty()) &&
                                 has_capability(device_info_.capabilities, Capability::Profiling);
+  // Written before pinning: the call below reads it whole, which is slow while its field stores are in flight.
+  const SubmitOptions options{request.admission_timeout_ns, submission.timing_requested, submission.invocation};
   // Pinned before the first attempt so that progress between retries cannot release what the batch names.
   pin_locked(serial, submission, batch);
-  const SubmitOptions options{request.admission_timeout_ns, submission.timing_requested, submission.invocation};
   SubmitResult result = options_.submit_attempts_max == 0
                             ? SubmitResult::rejected(make_error(ErrorKind::Internal, "no submit attempt was made"))
                             : backend_.submit(queues_[queue].handle, Batch(commands), options);
