@@ -225,9 +225,12 @@ CUresult Device::enqueue_command(QueueSlot& queue, const Command& command) {
       std::byte* cursor = launch_parameters_.data();
       for (const Binding& binding : pack_bindings ? command.bindings : std::span<const Binding>{}) {
         const BufferSlot* buffer = &buffers_.get(binding.buffer.id);
-        const std::uint64_t pair[2] = {buffer->pointer, buffer->info.bytes};
-        std::memcpy(cursor, pair, sizeof(pair));
-        cursor += sizeof(pair);
+        // Two words stored one at a time: a pair built on the stack and copied whole stalls on the read.
+        const std::uint64_t pointer = buffer->pointer;
+        const std::uint64_t bytes = buffer->info.bytes;
+        std::memcpy(cursor, &pointer, sizeof(pointer));
+        std::memcpy(cursor + sizeof(pointer), &bytes, sizeof(bytes));
+        cursor += 2 * sizeof(std::uint64_t);
       }
       if (!command.data.empty()) std::memcpy(cursor, command.data.data(), command.data.size());
       void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, launch_parameters_.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
@@ -307,9 +310,11 @@ SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions optio
   const Status entered = make_current(*owner);
   if (!entered.ok()) return SubmitResult::rejected(entered.error());
   ContextSlot& context = *owner;
+  bool replays = false;  // whether an executable's last replay must be noted below
   for (const Command& command : batch) {
     const Status valid = validate_command(*slot, queue.epoch(), command, false);
     if (!valid.ok()) return SubmitResult::rejected(valid.error());
+    replays = replays || command.kind == CommandKind::Replay;
   }
   if (slot->in_flight.size() >= options_.queue_depth_max && !admit(*slot, options.admission_timeout_ns)) {
     return SubmitResult::rejected(make_error(ErrorKind::Busy, "the queue stayed full until the admission timeout", true));
@@ -379,20 +384,25 @@ SubmitResult Device::submit(const Queue& queue, Batch batch, SubmitOptions optio
     recorded = event.done != nullptr ? api().cuEventRecord(event.done, slot->stream) : CUDA_ERROR_OUT_OF_MEMORY;
   }
   event.recorded = recorded == CUDA_SUCCESS && !event.on_demand;
-  event.partial = failed;
-  event.partial_error = enqueue_error;
-  const Error record_error =
-      recorded == CUDA_SUCCESS ? Error{} : fail(context, recorded, "cuEventRecord after the batch failed");
+  if (failed) {  // the slot came out of the table reset: a batch that enqueued whole leaves these as they are
+    event.partial = true;
+    event.partial_error = enqueue_error;
+  }
   context.children++;
   slot->in_flight.push_back(*id);
-  for (std::uint32_t index = 0; index < processed; ++index) {
-    if (batch[index].kind != CommandKind::Replay) continue;
-    if (ExecutableSlot* executable = executables_.find(batch[index].executable.id)) executable->last_replay_event = *id;
+  if (replays) {
+    for (std::uint32_t index = 0; index < processed; ++index) {
+      if (batch[index].kind != CommandKind::Replay) continue;
+      if (ExecutableSlot* executable = executables_.find(batch[index].executable.id)) executable->last_replay_event = *id;
+    }
   }
   Event handle(*id, queue.epoch());
   // A partial submit: the prefix may run, so the event owns the whole batch until it is terminal.
   if (failed) return SubmitResult::indeterminate(std::move(handle), enqueue_error, processed);
-  if (recorded != CUDA_SUCCESS) return SubmitResult::indeterminate(std::move(handle), record_error, processed);
+  if (recorded != CUDA_SUCCESS) {
+    return SubmitResult::indeterminate(std::move(handle), fail(context, recorded, "cuEventRecord after the batch failed"),
+                                       processed);
+  }
   return SubmitResult::submitted(std::move(handle), processed);
 }
 

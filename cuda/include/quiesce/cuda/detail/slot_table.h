@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace quiesce::cuda::detail {
@@ -16,6 +17,21 @@ template <class T>
 class SlotTable {
  public:
   explicit SlotTable(std::uint32_t capacity_max) : capacity_max_(capacity_max) {}
+  // A moved-from table is empty (its slot count goes with its slots).
+  SlotTable(SlotTable&& other) noexcept
+      : slots_(std::move(other.slots_)),
+        slot_count_(std::exchange(other.slot_count_, 0)),
+        free_(std::move(other.free_)),
+        capacity_max_(other.capacity_max_),
+        live_count_(std::exchange(other.live_count_, 0)) {}
+  SlotTable& operator=(SlotTable&& other) noexcept {
+    slots_ = std::move(other.slots_);
+    slot_count_ = std::exchange(other.slot_count_, 0);
+    free_ = std::move(other.free_);
+    capacity_max_ = other.capacity_max_;
+    live_count_ = std::exchange(other.live_count_, 0);
+    return *this;
+  }
 
   // The id of a new live slot holding `value`; std::nullopt when the table is at its bound.
   std::optional<std::uint64_t> insert(T value) {
@@ -32,9 +48,10 @@ class SlotTable {
       index = free_.back();
       free_.pop_back();
     } else {
-      if (slots_.size() >= capacity_max_) return std::nullopt;
-      index = static_cast<std::uint32_t>(slots_.size());
+      if (slot_count_ >= capacity_max_) return std::nullopt;
+      index = slot_count_;
       slots_.push_back(Slot{});
+      slot_count_++;
     }
     Slot& slot = slots_[index];
     assert(!slot.live);
@@ -46,7 +63,7 @@ class SlotTable {
 
   T* find(std::uint64_t id) {
     const std::uint64_t index_plus_one = id & 0xFFFFFFFFULL;
-    if (index_plus_one == 0 || index_plus_one > slots_.size()) return nullptr;
+    if (index_plus_one == 0 || index_plus_one > slot_count_) return nullptr;
     Slot& slot = slots_[index_plus_one - 1];
     if (!slot.live || slot.generation != static_cast<std::uint32_t>(id >> 32U)) return nullptr;
     return &slot.value;
@@ -79,7 +96,7 @@ class SlotTable {
   // Calls visit(id, value) for every live slot, in index order (deterministic).
   template <class Visit>
   void for_each(Visit&& visit) {
-    for (std::uint32_t index = 0; index < slots_.size(); ++index) {
+    for (std::uint32_t index = 0; index < slot_count_; ++index) {
       Slot& slot = slots_[index];
       if (slot.live) visit((std::uint64_t{slot.generation} << 32U) | (std::uint64_t{index} + 1), slot.value);
     }
@@ -88,13 +105,16 @@ class SlotTable {
   std::uint32_t live_count() const { return live_count_; }
 
  private:
+  // The generation and live flag first: an insert or a lookup then reads and writes the slot's first cache
+  // line only, where the value's leading fields are too.
   struct Slot {
-    T value{};
     std::uint32_t generation = 0;
     bool live = false;
+    T value{};
   };
 
   std::vector<Slot> slots_;
+  std::uint32_t slot_count_ = 0;  // slots_.size(), kept so that a lookup needs no division by sizeof(Slot)
   std::vector<std::uint32_t> free_;
   std::uint32_t capacity_max_;
   std::uint32_t live_count_ = 0;
