@@ -209,12 +209,12 @@ void EngineHostModel::apply_kernel_op(const ModelOp& op) {
         // Read once: the byte stores below may alias the vectors, whose data would be read again each word.
         const std::uint8_t* input_known = input != nullptr ? input->known.data() : nullptr;
         std::uint8_t* output_known = output->known.data();
-        // A word is known when it was known in both inputs. Both tests are made for every word (`&`, not
-        // `&&`), so the loop has no branch and vectorizes (CMakeLists.txt).
+        // A word is known when it was known in both inputs. Both tests are made for every word (`&` of two
+        // 0-or-1 values, not `&&`), so the loop has no branch and vectorizes (CMakeLists.txt).
         for (std::uint64_t word = 0; word < bytes; word += 4) {
-          const bool known =
-              (load_word(input_known + word) == kWordKnown) & (load_word(output_known + word) == kWordKnown);
-          store_word(output_known + word, known ? kWordKnown : 0);
+          const unsigned known = static_cast<unsigned>(load_word(input_known + word) == kWordKnown) &
+                                 static_cast<unsigned>(load_word(output_known + word) == kWordKnown);
+          store_word(output_known + word, known != 0 ? kWordKnown : 0);
         }
       } else {
         const bool known = input != nullptr && all_known(input->known, 0, in_bytes / 4 * 4);
