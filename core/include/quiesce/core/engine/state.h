@@ -413,7 +413,7 @@ void erase_value(std::vector<T>& values, const T& value) {
 // written a field at a time stalls the load (the store cannot be forwarded to a wider read).
 template <class T>
 void push_unique(std::vector<T>& values, T value) {
-  if (values.empty() || std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+  if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
 }
 
 }  // namespace quiesce::engine_detail

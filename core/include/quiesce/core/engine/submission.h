@@ -279,8 +279,7 @@ Result<SubmissionId> Engine<B, E>::submit_locked(QueueIndex queue, std::span<con
   if (submissions_.size() >= options_.live_submissions_max) {
     return make_error(ErrorKind::Busy, "the engine's bound on live submissions is reached; flush or drain first");
   }
-  const std::size_t failures_queued = failures_.empty() ? 0 : failures_.size();  // deque::size() costs a little
-  if (failures_queued >= options_.fate_history_max) {
+  if (failures_.size() >= options_.fate_history_max) {
     return make_error(ErrorKind::Busy, "too many asynchronous failures are queued; call flush() to take them");
   }
   // Scratch storage reused by every submit: the mutex is held and nothing below translates another batch.
