@@ -172,7 +172,10 @@ ReleaseResult<Event> Device::destroy_event(Event&& event_in) {
   if (QueueSlot* queue = queues_.find(slot->queue_id)) {
     // An id is listed once, and events are mostly destroyed oldest first: the search stops near the front.
     auto& in_flight = queue->in_flight;
-    if (const auto listed = std::find(in_flight.begin(), in_flight.end(), event_id); listed != in_flight.end()) {
+    const auto listed = std::find(in_flight.begin(), in_flight.end(), event_id);
+    if (listed == in_flight.begin() && listed != in_flight.end()) {
+      in_flight.pop_front();  // the common case, without deque::erase's general path
+    } else if (listed != in_flight.end()) {
       in_flight.erase(listed);
     }
   }
