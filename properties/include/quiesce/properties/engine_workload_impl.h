@@ -25,6 +25,11 @@ inline constexpr std::array<std::pair<Step, std::uint32_t>, 15> kStepWeights{{
     {Step::Release, 8}, {Step::Capture, 3}, {Step::Replay, 5}, {Step::DestroyGraph, 2}, {Step::Profile, 3},
     {Step::Flush, 5}, {Step::Sync, 3}, {Step::AccessViolation, 1}, {Step::Memory, 2}, {Step::Progress, 3},
 }};
+inline constexpr std::uint32_t kStepWeightTotal = [] {
+  std::uint32_t total = 0;
+  for (const auto& [kind, weight] : kStepWeights) total += weight;
+  return total;
+}();
 
 inline constexpr std::uint64_t kProgramResidentBytes = 4096;
 inline constexpr std::uint32_t kGraphsMax = 4;
@@ -93,9 +98,7 @@ class EngineWorkload {
   }
 
   void step() {
-    std::uint32_t total = 0;
-    for (const auto& [kind, weight] : kStepWeights) total += weight;
-    std::uint64_t draw = prng_.below(total);
+    std::uint64_t draw = prng_.below(kStepWeightTotal);
     Step chosen = Step::Progress;
     for (const auto& [kind, weight] : kStepWeights) {
       if (draw < weight) {
