@@ -280,7 +280,7 @@ ResolvedBuffer Device::resolve_buffer(BufferRef ref) {
 void Device::stage_command(const Command& command, CommandStore& store, QueueRecord* queue, bool pin) {
   // Built where it is kept: a staged command is some 270 bytes, and a copy of one just written on the stack
   // cost a block move and a stalled load. Nothing below appends to store.commands.
-  StagedCommand& staged = store.commands.emplace_back();
+  StagedCommand& staged = store.commands.emplace_back(StagedCommand::UnsetClock{});
   staged.kind = command.kind;
   staged.mode = command.mode;
   staged.source = resolve_buffer(command.source);
@@ -331,6 +331,8 @@ void Device::stage_command(const Command& command, CommandStore& store, QueueRec
     staged.clock.ticks[queue->agent] = staged.tick;
     queue->clock.ticks[queue->agent] = staged.tick;
     if (command.kind == CommandKind::Replay) executables_.get(command.executable.id).last_replay_clock = queue->clock;
+  } else {
+    staged.clock = VectorClock{};  // a captured command runs with the clock of the Replay that runs it
   }
 }
 

@@ -23,7 +23,14 @@ inline constexpr std::uint32_t kAgentsMax = 32;
 inline constexpr std::uint32_t kHostAgent = 0;
 
 struct VectorClock {
-  std::array<std::uint32_t, kAgentsMax> ticks{};
+  // The tag of a clock whose every tick its owner stores right away (a staged command's, a copy of its
+  // queue's clock): it is not zeroed first, which cost 128 bytes of stores per staged command.
+  struct Unset {};
+
+  VectorClock() : ticks{} {}
+  explicit VectorClock(Unset /*unset*/) {}
+
+  std::array<std::uint32_t, kAgentsMax> ticks;
 
   void join(const VectorClock& other) {
     // Without a branch per agent, so that the compiler can take several agents per instruction.

@@ -73,6 +73,13 @@ struct ResolvedBinding {
 };
 
 struct StagedCommand {
+  // Device::stage_command builds a command where it is kept and sets its clock whenever it has one (a
+  // captured command's is zeroed), so it constructs it with this tag and the clock is not zeroed first.
+  struct UnsetClock {};
+
+  StagedCommand() = default;
+  explicit StagedCommand(UnsetClock /*unset*/) : clock(VectorClock::Unset{}) {}
+
   CommandKind kind = CommandKind::Launch;
   LaunchMode mode = LaunchMode::Normal;
   BuiltinKernel kernel = BuiltinKernel::Fill;
