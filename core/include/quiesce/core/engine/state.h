@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
-#include <deque>
 #include <iterator>
 #include <optional>
 #include <stdexcept>
@@ -44,13 +43,57 @@ struct BufferUse {
   bool writes = false;
 };
 
+// A buffer's uses in serial order, which mostly retire oldest first: a vector and the index of its first
+// live use, so that retiring the front moves nothing. Dead uses at the front are dropped when the vector
+// would grow or when none is left. Unlike std::deque, an empty list allocates nothing, which matters for
+// the many buffers that are created and released without ever being pinned.
+class UseList {
+ public:
+  using iterator = std::vector<BufferUse>::iterator;
+  using const_iterator = std::vector<BufferUse>::const_iterator;
+
+  bool empty() const { return head_ == uses_.size(); }
+  std::size_t size() const { return uses_.size() - head_; }
+  std::size_t capacity() const { return uses_.capacity(); }  // uses it holds storage for, retired ones included
+  iterator begin() { return uses_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  iterator end() { return uses_.end(); }
+  const_iterator begin() const { return uses_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  const_iterator end() const { return uses_.end(); }
+  BufferUse& back() { return uses_.back(); }
+  const BufferUse& back() const { return uses_.back(); }
+
+  BufferUse& emplace_back() {
+    if (head_ != 0 && uses_.size() == uses_.capacity()) {
+      uses_.erase(uses_.begin(), uses_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    return uses_.emplace_back();
+  }
+  void pop_front() {
+    assert(!empty());
+    if (++head_ == uses_.size()) clear();
+  }
+  void erase(const_iterator at) {
+    assert(at >= begin() && at < end());
+    uses_.erase(at);
+    if (empty()) clear();
+  }
+  void clear() {
+    uses_.clear();
+    head_ = 0;
+  }
+
+ private:
+  std::vector<BufferUse> uses_;
+  std::size_t head_ = 0;  // uses_[0, head_) are retired
+};
+
 struct BufferSlot {
   Buffer handle;
   BufferRequest request;
   std::uint64_t charged_bytes = 0;
-  // Submissions whose events are not destroyed yet, in serial order. A deque: they mostly retire oldest
-  // first, and erasing the front of a vector would move every later use.
-  std::deque<BufferUse> uses;
+  // Submissions whose events are not destroyed yet, in serial order.
+  UseList uses;
   std::vector<std::uint32_t> uses_per_queue;  // of `uses`, how many each queue has (indexed by queue)
   std::uint32_t graph_pins = 0;
   bool release_requested = false;
