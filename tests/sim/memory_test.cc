@@ -2,6 +2,7 @@
 // stream-ordered frees; the two behaviours of a Direct free while work is in flight.
 #include <gtest/gtest.h>
 
+#include "quiesce/sim/backing.h"
 #include "sim_test_support.h"
 
 namespace quiesce::sim {
@@ -216,6 +217,28 @@ TEST(Contexts, DestroyWithLiveChildrenIsRejectedWithTheSameHandle) {
   EXPECT_EQ(refused.handle.id(), id);
   EXPECT_TRUE(h.device.free_buffer(std::move(buffer)).ok());
   EXPECT_TRUE(h.device.destroy_context(std::move(refused.handle)).ok());
+}
+
+// The written-bits shadow answers the first never-written byte of a range: in a leading partial word, in
+// the four-word blocks a long range is tested by, in the words after the last block, in a trailing word.
+TEST(Memory, BackingFindsTheFirstUnwrittenByteOfAnyRange) {
+  Backing backing(1U << 16U);
+  constexpr std::uint64_t kBase = 4096;
+  constexpr std::uint64_t kBytes = 4096;
+  for (const std::uint64_t hole : {std::uint64_t{0}, std::uint64_t{5}, std::uint64_t{64}, std::uint64_t{255},
+                                   std::uint64_t{256}, std::uint64_t{1000}, std::uint64_t{3839},
+                                   std::uint64_t{3900}, std::uint64_t{4095}}) {
+    backing.mark_written(kBase, kBytes);
+    backing.mark_unwritten(kBase + hole, 1);
+    for (const std::uint64_t start : {std::uint64_t{0}, std::uint64_t{3}, std::uint64_t{64}}) {
+      if (start > hole) continue;
+      EXPECT_EQ(backing.first_unwritten(kBase + start, kBytes - start), hole - start) << "hole " << hole;
+      EXPECT_EQ(backing.first_unwritten(kBase + start, hole - start), hole - start) << "hole " << hole;
+    }
+  }
+  backing.mark_written(kBase, kBytes);
+  EXPECT_EQ(backing.first_unwritten(kBase + 7, kBytes - 9), kBytes - 9);
+  EXPECT_EQ(backing.first_unwritten(kBase + kBytes - 10, 20), 10U);  // the range runs past the written bytes
 }
 
 }  // namespace
