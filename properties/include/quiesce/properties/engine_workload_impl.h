@@ -160,12 +160,11 @@ class EngineWorkload {
     return slot;
   }
 
-  // Seeded bytes (core/seeded_bytes.h) of one draw, as the raw workload's payloads are: as varied as a draw
-  // per byte, a fraction of the cost, and a trace stores them as their seed.
-  std::vector<std::byte> random_bytes(std::uint64_t count) {
-    std::vector<std::byte> bytes(count);
-    fill_seeded_bytes(prng_.next(), bytes);
-    return bytes;
+  // `count` seeded bytes (core/seeded_bytes.h) of one draw into `data`, as the raw workload's payloads are:
+  // as varied as a draw per byte, a fraction of the cost, and a trace stores them as their seed.
+  void fill_random(std::vector<std::byte>& data, std::uint64_t count) {
+    data.resize(count);
+    fill_seeded_bytes(prng_.next(), data);
   }
 
   // The same bytes (the same draw) in `storage`, which only grows: refilling it stores each byte once and
@@ -258,9 +257,22 @@ class EngineWorkload {
     read_and_check(buffer, offset, prng_.range(1, buffer.bytes - offset));
   }
 
-  // Plans one kernel launch over distinct live buffers, with the access modes of the kernel's ABI.
-  std::optional<ModelOp> plan_launch(bool allow_fault) {
-    ModelOp op;
+  // `op` back to a fresh ModelOp, keeping its vectors' storage: planning reuses ops from step to step.
+  static void reset(ModelOp& op) {
+    op.kind = OpKind::Launch;
+    op.kernel = BuiltinKernel::Fill;
+    op.mode = LaunchMode::Normal;
+    op.buffers.clear();
+    op.source_offset = 0;
+    op.target_offset = 0;
+    op.bytes = 0;
+    op.data.clear();
+  }
+
+  // Plans one kernel launch over distinct live buffers, with the access modes of the kernel's ABI, into
+  // `op`; false when too few buffers are live.
+  bool plan_launch(bool allow_fault, ModelOp& op) {
+    reset(op);
     op.kind = OpKind::Launch;
     if (allow_fault && prng_.chance(options_.device_fault)) {
       op.kernel = BuiltinKernel::Fault;
@@ -275,18 +287,18 @@ class EngineWorkload {
     std::optional<std::size_t> first;
     for (std::size_t binding = 0; binding < binding_count; ++binding) {
       const std::optional<std::size_t> index = pick_buffer(first);
-      if (!index) return std::nullopt;
+      if (!index) return false;
       if (!first) first = index;
       op.buffers.push_back(buffers_[*index].id.serial);
     }
     if (op.kernel == BuiltinKernel::Fill || op.kernel == BuiltinKernel::Saxpy) {
-      op.data = random_bytes(4);
+      fill_random(op.data, 4);
     } else if (op.kernel == BuiltinKernel::Delay) {
       const std::uint64_t delay_ns = prng_.range(1'000, 200'000);
       for (unsigned shift = 0; shift < 64; shift += 8) op.data.push_back(static_cast<std::byte>(delay_ns >> shift));
     }
     if (op.kernel != BuiltinKernel::Fault && prng_.below(10) == 0) op.mode = LaunchMode::DryRun;
-    return op;
+    return true;
   }
 
   static Access binding_access(BuiltinKernel kernel, std::size_t binding) {
@@ -343,9 +355,9 @@ class EngineWorkload {
   }
 
   void launch() {
-    std::optional<ModelOp> op = plan_launch(true);
-    if (!op) return;
-    if (!encode(std::span<const ModelOp>(&*op, 1))) return;
+    ModelOp* op = &launch_op_;
+    if (!plan_launch(true, *op)) return;
+    if (!encode(std::span<const ModelOp>(op, 1))) return;
     const EngineOp& launch_op = encoded_.front();
     Result<SubmissionId> launched =
         engine_.launch(prng_.below(options_.queues), launch_op.program, launch_op.dims, launch_op.bindings,
@@ -371,49 +383,60 @@ class EngineWorkload {
   }
 
   void note_fire_and_forget(SubmissionId submission) {
-    fire_and_forget_.insert(submission.serial);
+    // Serials only grow, so this is an append; the insertion keeps the serials sorted whatever they do.
+    const auto later = std::upper_bound(fire_and_forget_serials_.begin(), fire_and_forget_serials_.end(),
+                                        submission.serial);
+    fire_and_forget_serials_.insert(later, submission.serial);
     fire_and_forget_ids_.push_back(submission);
   }
 
-  std::optional<ModelOp> plan_transfer() {
-    ModelOp op;
+  bool is_fire_and_forget(std::uint64_t serial) const {
+    return std::binary_search(fire_and_forget_serials_.begin(), fire_and_forget_serials_.end(), serial);
+  }
+
+  // Plans one upload, zero or copy into `op`; false when too few buffers are live.
+  bool plan_transfer(ModelOp& op) {
+    reset(op);
     const std::uint64_t kind = prng_.below(3);
     const std::optional<std::size_t> target = pick_buffer();
-    if (!target) return std::nullopt;
+    if (!target) return false;
     const LiveBuffer& buffer = buffers_[*target];
     op.target_offset = prng_.below(buffer.bytes);
     op.bytes = prng_.range(1, buffer.bytes - op.target_offset);
     if (kind == 0) {
       op.kind = OpKind::Upload;
-      op.data = random_bytes(op.bytes);
+      fill_random(op.data, op.bytes);
       op.buffers = {buffer.id.serial};
     } else if (kind == 1) {
       op.kind = OpKind::Zero;
       op.buffers = {buffer.id.serial};
     } else {
       const std::optional<std::size_t> source = pick_buffer(target);
-      if (!source) return std::nullopt;
+      if (!source) return false;
       op.kind = OpKind::Copy;
       const LiveBuffer& from = buffers_[*source];
       op.bytes = prng_.range(1, std::min(from.bytes, buffer.bytes - op.target_offset));
       op.source_offset = prng_.below(from.bytes - op.bytes + 1);
       op.buffers = {from.id.serial, buffer.id.serial};
     }
-    return op;
+    return true;
   }
 
-  std::vector<ModelOp> plan_ops(std::uint64_t count_max) {
-    std::vector<ModelOp> ops;
+  // Plans 1 to count_max ops into `ops`, reusing the ops (and their storage) it holds already.
+  void plan_ops(std::uint64_t count_max, std::vector<ModelOp>& ops) {
+    std::size_t planned = 0;
     const std::uint64_t count = prng_.range(1, count_max);
     for (std::uint64_t index = 0; index < count; ++index) {
-      std::optional<ModelOp> op = prng_.coin() ? plan_launch(false) : plan_transfer();
-      if (op) ops.push_back(std::move(*op));
+      if (ops.size() == planned) ops.emplace_back();
+      ModelOp& op = ops[planned];
+      if (prng_.coin() ? plan_launch(false, op) : plan_transfer(op)) planned++;
     }
-    return ops;
+    ops.resize(planned);
   }
 
   void batch() {
-    const std::vector<ModelOp> ops = plan_ops(4);
+    std::vector<ModelOp>& ops = batch_ops_;
+    plan_ops(4, ops);
     if (ops.empty()) return;
     if (!encode(ops)) return;
     SubmitRequest request;
@@ -456,7 +479,8 @@ class EngineWorkload {
     const QueueIndex queue = prng_.below(options_.queues);
     const Status prepared = engine_.prepare_graph(queue);
     if (!prepared.ok()) return absorb(prepared.error());
-    std::vector<ModelOp> ops = plan_ops(3);
+    std::vector<ModelOp> ops;
+    plan_ops(3, ops);
     std::erase_if(ops, [](const ModelOp& op) { return op.mode == LaunchMode::DryRun; });
     if (ops.empty()) return;
     if (!encode(ops)) return;
@@ -517,7 +541,7 @@ class EngineWorkload {
       result_.problems.push_back("the failure of submission #" + std::to_string(failure.submission.serial) +
                                  " surfaced more than once");
     }
-    if (!fire_and_forget_.contains(failure.submission.serial)) {
+    if (!is_fire_and_forget(failure.submission.serial)) {
       result_.problems.push_back("a failure surfaced for submission #" + std::to_string(failure.submission.serial) +
                                  ", which was not fire-and-forget work");
     }
@@ -598,8 +622,10 @@ class EngineWorkload {
   std::optional<ProfileToken> profile_;
   SubmissionId last_submission_;
   std::set<std::uint64_t> surfaced_;
-  std::set<std::uint64_t> fire_and_forget_;
-  std::vector<SubmissionId> fire_and_forget_ids_;
+  std::vector<std::uint64_t> fire_and_forget_serials_;  // sorted
+  std::vector<SubmissionId> fire_and_forget_ids_;        // in the order they were submitted
+  ModelOp launch_op_;                                    // launch()'s op, reused
+  std::vector<ModelOp> batch_ops_;                       // batch()'s ops, reused
   std::vector<EngineOp> encoded_;         // encode's output, reused
   std::vector<EngineBinding> bindings_;   // the binding arrays encoded_'s launches point into
   // Payload storage reused from call to call (random_bytes_in), and the sink of read_and_check.
