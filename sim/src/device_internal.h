@@ -63,6 +63,12 @@ inline std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return a
 // ceil(bytes * 1000 / bytes_per_us): nanoseconds to move `bytes`, at least 1 for a nonzero amount.
 inline std::uint64_t transfer_ns(std::uint64_t bytes, std::uint64_t bytes_per_us) {
   if (bytes == 0) return 0;
+  if (bytes <= UINT64_MAX / 1000U) {
+    // The usual case, in 64 bits: one division instead of a call to the 128-bit one (__udivti3). The
+    // quotient is at most bytes * 1000, so it needs no cap.
+    const std::uint64_t scaled_64 = bytes * 1000U;
+    return scaled_64 / bytes_per_us + (scaled_64 % bytes_per_us != 0 ? 1 : 0);
+  }
   const Uint128 scaled = static_cast<Uint128>(bytes) * 1000U;
   const Uint128 cost = (scaled + bytes_per_us - 1) / bytes_per_us;
   return cost > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(cost);
