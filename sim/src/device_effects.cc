@@ -3,6 +3,8 @@
 // Effects happen at the command's start time. A command touching a released buffer still reads and writes
 // the bytes at the address it was given, which may now belong to another buffer, exactly as on hardware;
 // the oracle reports the use after free and leaves the new occupant's access history alone.
+#include <array>
+#include <cassert>
 #include <cstring>
 
 #include "device_internal.h"
@@ -72,9 +74,17 @@ std::uint64_t Device::apply_launch(std::uint64_t queue_id, const StagedCommand& 
     binding_spans_.push_back(backing_.bytes(binding.buffer.address, binding.buffer.bytes));
     if (check_alive(binding.buffer, queue_id, accessor)) alive_mask |= 1ULL << index;
   }
+  // Each binding's touch is worked out once (binding_touch switches on the kernel): its write is kept for
+  // after the kernel, and the bytes of every touch add up to the cost (docs/kernels.md: bytes_touched).
+  // Config::bindings_max is at most 64, as alive_mask already relies on.
+  assert(command.bindings_count <= 64);
+  std::array<std::uint64_t, 64> write_bytes;  // NOLINT(cppcoreguidelines-pro-type-member-init): set below
+  std::uint64_t bytes_touched = 0;
   for (std::uint32_t index = 0; index < command.bindings_count; ++index) {
     const ResolvedBinding& binding = store.bindings[command.bindings_begin + index];
     const BindingTouch touch = binding_touch(command.kernel, binding_sizes_, index);
+    write_bytes[index] = touch.write_bytes;
+    bytes_touched += touch.read_bytes + touch.write_bytes;
     if ((alive_mask & (1ULL << index)) != 0) device_read(binding.buffer, 0, touch.read_bytes, accessor);
     if (touch.write_bytes > 0 && binding.access == Access::Read) {
       oracle_.report(Finding{FindingKind::ReadOnlyWrite, clock_.now_ns(), binding.buffer.id, queue_id, 0,
@@ -88,14 +98,12 @@ std::uint64_t Device::apply_launch(std::uint64_t queue_id, const StagedCommand& 
   faulted = run_kernel(command.kernel, binding_spans_, parameters);
   if (faulted) return 0;
   for (std::uint32_t index = 0; index < command.bindings_count; ++index) {
+    if (write_bytes[index] == 0) continue;
     const ResolvedBinding& binding = store.bindings[command.bindings_begin + index];
-    const BindingTouch touch = binding_touch(command.kernel, binding_sizes_, index);
-    if (touch.write_bytes == 0) continue;
-    if ((alive_mask & (1ULL << index)) != 0) device_write(binding.buffer, 0, touch.write_bytes, accessor);
-    else backing_.mark_written(binding.buffer.address, touch.write_bytes);
+    if ((alive_mask & (1ULL << index)) != 0) device_write(binding.buffer, 0, write_bytes[index], accessor);
+    else backing_.mark_written(binding.buffer.address, write_bytes[index]);
   }
-  return transfer_ns(kernel_bytes_touched(command.kernel, binding_sizes_), config_.costs.kernel_bytes_per_us) +
-         kernel_delay_ns(command.kernel, parameters);
+  return transfer_ns(bytes_touched, config_.costs.kernel_bytes_per_us) + kernel_delay_ns(command.kernel, parameters);
 }
 
 }  // namespace quiesce::sim

@@ -120,15 +120,6 @@ BindingTouch binding_touch(BuiltinKernel kernel, std::span<const std::uint64_t> 
   return BindingTouch{};
 }
 
-std::uint64_t kernel_bytes_touched(BuiltinKernel kernel, std::span<const std::uint64_t> binding_bytes) {
-  std::uint64_t total = 0;
-  for (std::size_t index = 0; index < binding_bytes.size(); ++index) {
-    const BindingTouch touch = binding_touch(kernel, binding_bytes, index);
-    total += touch.read_bytes + touch.write_bytes;
-  }
-  return total;
-}
-
 std::uint64_t kernel_delay_ns(BuiltinKernel kernel, std::span<const std::byte> parameters) {
   if (kernel != BuiltinKernel::Delay) return 0;
   assert(parameters.size() == 8);

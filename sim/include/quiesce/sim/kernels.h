@@ -31,8 +31,8 @@ struct BindingTouch {
 };
 BindingTouch binding_touch(BuiltinKernel kernel, std::span<const std::uint64_t> binding_bytes, std::size_t index);
 
-// Bytes the kernel moves in total, for the cost model; and the extra time a delay kernel asks for.
-std::uint64_t kernel_bytes_touched(BuiltinKernel kernel, std::span<const std::uint64_t> binding_bytes);
+// The extra time a delay kernel asks for. (The bytes a kernel moves, for the cost model, are the sum of
+// its bindings' touches: Device::apply_launch adds them up as it asks for each.)
 std::uint64_t kernel_delay_ns(BuiltinKernel kernel, std::span<const std::byte> parameters);
 
 // Runs the kernel on the bindings' bytes. The ABI must have been checked. Returns true when the kernel
