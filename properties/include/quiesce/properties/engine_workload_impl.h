@@ -272,8 +272,7 @@ class EngineWorkload {
   // Plans one kernel launch over distinct live buffers, with the access modes of the kernel's ABI, into
   // `op`; false when too few buffers are live.
   bool plan_launch(bool allow_fault, ModelOp& op) {
-    reset(op);
-    op.kind = OpKind::Launch;
+    reset(op);  // a launch
     if (allow_fault && prng_.chance(options_.device_fault)) {
       op.kernel = BuiltinKernel::Fault;
     } else {
@@ -355,20 +354,20 @@ class EngineWorkload {
   }
 
   void launch() {
-    ModelOp* op = &launch_op_;
-    if (!plan_launch(true, *op)) return;
-    if (!encode(std::span<const ModelOp>(op, 1))) return;
+    ModelOp& op = launch_op_;
+    if (!plan_launch(true, op)) return;
+    if (!encode(std::span<const ModelOp>(&op, 1))) return;
     const EngineOp& launch_op = encoded_.front();
     Result<SubmissionId> launched =
         engine_.launch(prng_.below(options_.queues), launch_op.program, launch_op.dims, launch_op.bindings,
                        launch_op.data, launch_op.mode);
     result_.launches++;
-    if (op->mode == LaunchMode::DryRun) result_.dry_runs++;
-    if (op->kernel == BuiltinKernel::Fault) result_.faults_planted++;
+    if (op.mode == LaunchMode::DryRun) result_.dry_runs++;
+    if (op.kernel == BuiltinKernel::Fault) result_.faults_planted++;
     if (!launched.ok()) return absorb(launched.error());
     note_fire_and_forget(launched.value());
-    model_.apply(*op, launched.value());
-    if (op->mode == LaunchMode::DryRun) check_dry_run(*op);
+    model_.apply(op, launched.value());
+    if (op.mode == LaunchMode::DryRun) check_dry_run(op);
   }
 
   // R18: a dry run changes no bytes. Right after one, every buffer it binds for writing is read whole (the
