@@ -73,10 +73,11 @@ class UseList {
     assert(!empty());
     if (++head_ == uses_.size()) clear();
   }
+  // Retiring the front (the common case) moves nothing; a use further in moves the ones after it.
   void erase(const_iterator at) {
     assert(at >= begin() && at < end());
+    if (at == begin()) return pop_front();
     uses_.erase(at);
-    if (empty()) clear();
   }
   void clear() {
     uses_.clear();

@@ -236,11 +236,7 @@ void Engine<B, E>::unpin_locked(std::uint64_t serial, Submission& submission) {
                                      [&](const engine_detail::BufferUse& use) { return use.submission == serial; });
     if (listed == uses.end()) continue;
     assert(slot.uses_per_queue.at(submission.queue) > 0);
-    if (listed == uses.begin()) {
-      uses.pop_front();  // the common case, without deque::erase's general path
-    } else {
-      uses.erase(listed);
-    }
+    uses.erase(listed);
     slot.uses_per_queue[submission.queue]--;
   }
   for (ProgramSlot* program : submission.programs) {
