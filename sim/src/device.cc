@@ -123,10 +123,9 @@ void Device::note(std::uint32_t call, std::uint64_t subject, const Error* error)
   };
   constexpr std::size_t kRecordBytes = 24;
   static_assert(offsetof(Record, now_ns) + sizeof(std::uint64_t) == kRecordBytes);
+  static_assert(std::endian::native == std::endian::little, "quiesce assumes a little-endian host");
   const auto code = static_cast<std::uint32_t>(error == nullptr ? 0 : error->native_code + 1);
-  const std::uint64_t call_code = std::endian::native == std::endian::little
-                                      ? std::uint64_t{call} | (std::uint64_t{code} << 32U)
-                                      : (std::uint64_t{call} << 32U) | std::uint64_t{code};
+  const std::uint64_t call_code = std::uint64_t{call} | (std::uint64_t{code} << 32U);  // call, then code
   const Record record{Words{call_code, subject}, clock_.now_ns()};
   digest_.add_bytes(&record, kRecordBytes);
 }
