@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "number_option.h"
 #include "exit_status.h"
 #include "case_flags.h"
 #include "workload_probes.h"
@@ -153,8 +154,8 @@ void add_campaign_commands(CLI::App& app, CommandResult& result) {
   CLI::App* campaign = app.add_subcommand(
       "campaign", "Run a seed range of cases; shards follow GTEST_TOTAL_SHARDS and GTEST_SHARD_INDEX");
   campaign->add_option("--seeds", flags->seeds, "Seed range A..B (inclusive)");
-  campaign->add_option("--jobs", flags->jobs, "Cases run in parallel")->check(CLI::Range(1U, 256U));
-  campaign->add_option("--operations", flags->operations, "Operations per case")->check(CLI::Range(1U, 10'000'000U));
+  add_unsigned_option(campaign, "--jobs", flags->jobs, "Cases run in parallel")->check(CLI::Range(1U, 256U));
+  add_unsigned_option(campaign, "--operations", flags->operations, "Operations per case")->check(CLI::Range(1U, 10'000'000U));
   campaign->add_option("--faults", flags->faults, "Fault plan: none, default, all, or a plan file");
   campaign->add_option("--workload", flags->workload, "engine or raw")->check(CLI::IsMember({"engine", "raw"}));
   campaign->add_flag("--no-swarm", flags->no_swarm, "Keep every fault family of the plan on in every case");

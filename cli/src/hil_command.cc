@@ -2,9 +2,11 @@
 // stacks, the simulator as the differential reference and the fault campaigns through
 // Validator<Injector<cuda::Device>>.
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "commands.h"
+#include "number_option.h"
 #include "quiesce/cuda/hil.h"
 #include "quiesce/properties/hil_reference.h"
 #if QUIESCE_CONFORMANCE_AVAILABLE
@@ -46,17 +48,17 @@ void add_hil_command(CLI::App& app, CommandResult& result) {
   CLI::App* hil = app.add_subcommand(
       "hil", "On a GPU: genuine faults, the conformance suite, differential runs against the simulator, fault "
              "campaigns, calibration");
-  hil->add_option("--ordinal", options->ordinal, "The GPU");
-  hil->add_option("--seed", options->seed, "The first differential seed");
-  hil->add_option("--differential-runs", options->differential_runs, "Differential scripts (seeds seed, seed+1, ...)");
+  hil->add_option("--ordinal", options->ordinal, "The GPU")->check(CLI::Range(0, std::numeric_limits<int>::max()));
+  add_unsigned_option(hil, "--seed", options->seed, "The first differential seed");
+  add_unsigned_option(hil, "--differential-runs", options->differential_runs, "Differential scripts (seeds seed, seed+1, ...)");
   hil->add_option("--calibrate", options->calibrate_out, "Also calibrate and write the cost profile here");
   hil->add_flag("--no-conformance", *no_conformance,
                 "Skip the conformance suite on cuda::Device and Validator<Injector<cuda::Device>>");
   hil->add_flag("--no-fault-campaign", *no_campaign, "Skip the fault campaign through the injector and validator");
   hil->add_flag("--no-engine-campaign", *no_engine_campaign,
                 "Skip the fault campaign on the engine (Engine over Validator<Injector<cuda::Device>>)");
-  hil->add_option("--engine-runs", *engine_runs, "Engine fault campaign seeds (seed, seed+1, ...)");
-  hil->add_option("--engine-operations", *engine_operations, "Operations per engine fault campaign run");
+  add_unsigned_option(hil, "--engine-runs", *engine_runs, "Engine fault campaign seeds (seed, seed+1, ...)");
+  add_unsigned_option(hil, "--engine-operations", *engine_operations, "Operations per engine fault campaign run");
   hil->add_option("--cost-profile", options->cost_profile_in,
                   "Predict with this cost profile instead of calibrating now");
   hil->add_flag("--no-prediction", *no_prediction, "Skip the simulator's predicted vs measured time report");

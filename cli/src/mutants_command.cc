@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "number_option.h"
 #include "exit_status.h"
 #include "quiesce/properties/mutants.h"
 
@@ -42,10 +43,10 @@ int mutants_command(const MutantsFlags& flags, std::ostream& out, std::ostream& 
 void add_mutants_command(CLI::App& app, CommandResult& result) {
   auto flags = std::make_shared<MutantsFlags>();
   CLI::App* mutants = app.add_subcommand("mutants", "Run every planted-bug runtime until the campaign catches it");
-  mutants->add_option("--seeds-max", flags->seeds_max, "Cases per mutant before it counts as surviving")
+  add_unsigned_option(mutants, "--seeds-max", flags->seeds_max, "Cases per mutant before it counts as surviving")
       ->check(CLI::Range(1U, 1'000'000U));
-  mutants->add_option("--jobs", flags->jobs, "Mutants run in parallel")->check(CLI::Range(1U, 64U));
-  mutants->add_option("--operations", flags->operations, "Operations per case")->check(CLI::Range(1U, 1'000'000U));
+  add_unsigned_option(mutants, "--jobs", flags->jobs, "Mutants run in parallel")->check(CLI::Range(1U, 64U));
+  add_unsigned_option(mutants, "--operations", flags->operations, "Operations per case")->check(CLI::Range(1U, 1'000'000U));
   mutants->add_option("--only", flags->only, "Run only the mutants of these names");
   mutants->callback([flags, &result] { result.status = mutants_command(*flags, std::cout, std::cerr); });
 }

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "number_option.h"
 #include "exit_status.h"
 #include "case_flags.h"
 #include "workload_probes.h"
@@ -151,10 +152,10 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
 void add_run_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "The default fault campaign on the simulated device, or one seed of it");
-  run->add_option("--seed", options->seed, "Run only this seed, and print everything it did");
+  add_unsigned_option(run, "--seed", options->seed, "Run only this seed, and print everything it did");
   run->add_option("--seeds", options->seeds, "The campaign's seed range A..B (inclusive)");
-  run->add_option("--operations", options->operations, "Operations per case")->check(CLI::Range(1U, 10'000'000U));
-  run->add_option("--jobs", options->jobs, "Cases run in parallel")->check(CLI::Range(1U, 256U));
+  add_unsigned_option(run, "--operations", options->operations, "Operations per case")->check(CLI::Range(1U, 10'000'000U));
+  add_unsigned_option(run, "--jobs", options->jobs, "Cases run in parallel")->check(CLI::Range(1U, 256U));
   run->add_option("--faults", options->faults, "Fault plan: none, default, all, or a plan file (docs/faults.md)");
   run->add_option("--workload", options->workload, "engine (the reference engine) or raw (the raw contract workload)")
       ->check(CLI::IsMember({"engine", "raw"}));
