@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -53,25 +54,39 @@ int write_all(int fd, std::string_view bytes) {
 Result<std::string, FileError> read_whole_file(const std::filesystem::path& path, std::uint64_t bytes_max,
                                                std::string_view what) {
   const std::string named = std::string(what) + " " + quoted(path);
-  Descriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  Descriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (file.get() < 0) return FileError{"cannot open " + named + ": " + reason(errno)};
   struct stat status {};
   if (::fstat(file.get(), &status) != 0) return FileError{"cannot read " + named + ": " + reason(errno)};
   if (S_ISDIR(status.st_mode)) return FileError{named + " is a directory, not a file"};
-  if (!S_ISREG(status.st_mode)) return FileError{named + " is not a regular file (a device, a pipe or a socket)"};
+  // A pipe (a shell's <(...), a FIFO) is read to its end; a device is refused: /dev/zero never ends.
+  const bool stream = S_ISFIFO(status.st_mode) || S_ISSOCK(status.st_mode);
+  if (!S_ISREG(status.st_mode) && !stream) return FileError{named + " is a device, not a file"};
   const auto size = static_cast<std::uint64_t>(status.st_size);
-  if (size > bytes_max) {
-    return FileError{named + " is " + std::to_string(size) + " bytes, above the bound of " + std::to_string(bytes_max)};
-  }
-  std::string bytes(static_cast<std::size_t>(size), '\0');
+  auto above_bound = [&](std::uint64_t bytes) {
+    return FileError{named + " is " + (stream ? "over " : "") + std::to_string(bytes) + " bytes, above the bound of " +
+                     std::to_string(bytes_max)};
+  };
+  if (!stream && size > bytes_max) return above_bound(size);
+  std::string bytes(static_cast<std::size_t>(stream ? 0 : size), '\0');
   std::size_t done = 0;
-  while (done < bytes.size()) {
+  for (;;) {
+    if (done == bytes.size()) {
+      if (!stream) break;
+      if (bytes.size() > bytes_max) return above_bound(bytes_max);
+      bytes.resize(std::max<std::size_t>(4096, bytes.size() * 2));
+    }
     const ssize_t got = ::read(file.get(), bytes.data() + done, bytes.size() - done);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return FileError{"cannot read " + named + ": " + reason(errno)};
-    if (got == 0) return FileError{"cannot read " + named + ": it shrank while it was read"};
+    if (got == 0) {
+      if (!stream) return FileError{"cannot read " + named + ": it shrank while it was read"};
+      break;
+    }
     done += static_cast<std::size_t>(got);
   }
+  bytes.resize(done);
+  if (done > bytes_max) return above_bound(bytes_max);
   return bytes;
 }
 

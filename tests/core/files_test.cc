@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace quiesce {
 namespace {
@@ -59,13 +60,36 @@ TEST_F(FilesTest, RefusesADirectoryAMissingFileADeviceAndAFileAboveTheBound) {
 
   Result<std::string, FileError> device = read_whole_file("/dev/zero", 100, "fault plan");
   ASSERT_FALSE(device.ok());
-  EXPECT_NE(device.error().message.find("is not a regular file"), std::string::npos) << device.error().message;
+  EXPECT_NE(device.error().message.find("is a device, not a file"), std::string::npos) << device.error().message;
 
   put(folder_ / "big", std::string(101, 'x'));
   Result<std::string, FileError> big = read_whole_file(folder_ / "big", 100, "fault plan");
   ASSERT_FALSE(big.ok());
   EXPECT_NE(big.error().message.find("is 101 bytes, above the bound of 100"), std::string::npos) << big.error().message;
   EXPECT_TRUE(read_whole_file(folder_ / "big", 101, "fault plan").ok());
+}
+
+TEST_F(FilesTest, ReadsAPipeToItsEndUnderTheBound) {
+  const fs::path fifo = folder_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto feed = [&](std::size_t count) {
+    return std::thread([fifo, count] {
+      std::ofstream writer(fifo, std::ios::binary);
+      writer << std::string(count, 'p');
+    });
+  };
+  std::thread small = feed(10000);
+  Result<std::string, FileError> read = read_whole_file(fifo, 10000, "trace");
+  small.join();
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read.value(), std::string(10000, 'p'));
+
+  std::thread large = feed(10001);
+  Result<std::string, FileError> over = read_whole_file(fifo, 10000, "trace");
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.error().message.find("is over 10000 bytes, above the bound of 10000"), std::string::npos)
+      << over.error().message;
+  large.join();  // its 10,001 bytes fit the pipe's buffer, so it has finished whether read or not
 }
 
 TEST_F(FilesTest, AWriteReplacesTheFileAndLeavesNothingElse) {
