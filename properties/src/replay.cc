@@ -22,36 +22,6 @@ constexpr int kExitFaithful = 0;
 constexpr int kExitDiverged = 1;
 constexpr int kExitBadInput = 2;
 
-constexpr std::uint64_t kKindPrefetchAhead = 64;
-
-// Fault records name their kind and site; a replay hands them to the injector, so both must be known. One
-// pass both checks the names and lists the faults for the injector.
-traces::TraceResult<std::vector<faults::InjectedFault>> faults_to_replay(const traces::Trace& trace) {
-  std::vector<faults::InjectedFault> list;
-  for (std::uint64_t index = 0; index < trace.records.size(); ++index) {
-    const traces::Record& record = trace.records[index];
-    // Only the kind is read of most records, one cache line each, far apart: fetched far enough ahead to
-    // cover a miss to memory, since checking a kind takes a few cycles.
-    if (index + kKindPrefetchAhead < trace.records.size()) __builtin_prefetch(&trace.records[index + kKindPrefetchAhead].kind);
-    if (record.kind != traces::RecordKind::Fault) continue;
-    const std::optional<faults::FaultKind> kind = faults::fault_kind_from_string(record.note.name);
-    const std::optional<faults::Site> site = faults::site_from_string(record.note.detail);
-    if (!kind.has_value() || !site.has_value()) {
-      return traces::TraceError{"fault '" + record.note.name + "' at site '" + record.note.detail +
-                                    "' is not a fault this build's injector can tell",
-                                traces::TraceError::Where::Record, index};
-    }
-    faults::InjectedFault fault;
-    fault.call_index = record.note.count;
-    fault.site_ordinal = record.note.ordinal;
-    fault.parameter = record.note.value;
-    fault.kind = *kind;
-    fault.site = *site;
-    list.push_back(fault);
-  }
-  return list;
-}
-
 // A record is several cache lines and the trace is far larger than the caches; the replay reads each
 // record twice (to issue its call, then to compare what the call recorded), so later ones are fetched
 // while this one runs.
@@ -98,7 +68,7 @@ RecordedRun record_raw_run(const RunConfig& config) {
 traces::TraceResult<ReplayReport> replay_trace(const traces::Trace& trace) {
   traces::TraceResult<void> valid = traces::validate_trace(trace);
   if (!valid.ok()) return valid.error();
-  traces::TraceResult<std::vector<faults::InjectedFault>> faults = faults_to_replay(trace);
+  traces::TraceResult<std::vector<faults::InjectedFault>> faults = replay_detail::faults_to_replay(trace);
   if (!faults.ok()) return faults.error();
   traces::TraceResult<RunConfig> config = config_from_header(trace.header);
   if (!config.ok()) return config.error();

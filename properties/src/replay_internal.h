@@ -116,7 +116,10 @@ class ComparingSink final : public traces::TraceSink {
 };
 
 std::string printed(const traces::Record& record);
-// The faults of a trace as the injector's replay list.
+// The faults of a trace as the injector's replay list, or the record of a fault whose kind or site this
+// build's injector does not know (a replay or a shrink of such a trace is refused, never run without it).
+traces::TraceResult<std::vector<faults::InjectedFault>> faults_to_replay(const traces::Trace& trace);
+// The faults of records whose names faults_to_replay has accepted.
 std::vector<faults::InjectedFault> replay_faults_of(const std::vector<traces::Record>& records);
 faults::Plan replay_plan(const faults::Plan& original, std::vector<faults::InjectedFault> faults);
 

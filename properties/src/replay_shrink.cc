@@ -162,6 +162,8 @@ std::uint64_t calls_in(const std::vector<Record>& records) {
 traces::TraceResult<ShrinkReport> shrink_trace(const traces::Trace& trace, const ShrinkOptions& options) {
   traces::TraceResult<void> valid = traces::validate_trace(trace);
   if (!valid.ok()) return valid.error();
+  traces::TraceResult<std::vector<faults::InjectedFault>> recorded_faults = replay_detail::faults_to_replay(trace);
+  if (!recorded_faults.ok()) return recorded_faults.error();
   traces::TraceResult<RunConfig> config = config_from_header(trace.header);
   if (!config.ok()) return config.error();
   const std::optional<Failure> failure = find_failure(trace.records, options.failure);
@@ -187,7 +189,7 @@ traces::TraceResult<ShrinkReport> shrink_trace(const traces::Trace& trace, const
     }
   }
   shrinker.begin_attempt();
-  Attempt current = shrinker.run(all_calls, replay_detail::replay_faults_of(trace.records), std::move(clocks));
+  Attempt current = shrinker.run(all_calls, std::move(recorded_faults).value(), std::move(clocks));
   if (!current.reproduced) {
     return traces::TraceError{"the " + failure->describe() + " did not reproduce when the trace was replayed", traces::TraceError::Where::File, 0};
   }

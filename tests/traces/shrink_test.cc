@@ -70,6 +70,29 @@ TEST(Shrink, AUseAfterFreeFindingShrinksWhenTheValidatorOnlyWatches) {
   maybe_keep(report->minimal, "use_after_free.jsonl");
 }
 
+// A fault this build's injector cannot tell makes the trace unreplayable: shrinking refuses it just as
+// replaying does, naming the same record, rather than shrinking without that fault.
+TEST(Shrink, AFaultTheInjectorCannotTellIsRefusedAsReplayRefusesIt) {
+  const properties::RunConfig config = *properties::make_run_config(17, "none", 0);
+  Trace trace = decoded(testing::record_scenario(config, testing::Scenario{}));
+  Record fault;
+  fault.kind = RecordKind::Fault;
+  fault.note.name = "su`mit_indeterminate";
+  fault.note.detail = "submit";
+  fault.note.count = 3;
+  trace.records.insert(trace.records.begin() + 2, fault);
+  trace.footer.record_count++;
+  const TraceResult<properties::ReplayReport> replayed = properties::replay_trace(trace);
+  ASSERT_FALSE(replayed.ok());
+  const TraceResult<properties::ShrinkReport> shrunk = properties::shrink_trace(trace);
+  ASSERT_FALSE(shrunk.ok()) << "shrank " << shrunk->calls_before << " calls to " << shrunk->calls_after;
+  EXPECT_EQ(shrunk.error().message(), replayed.error().message());
+  EXPECT_NE(shrunk.error().message().find("is not a fault this build's injector can tell"), std::string::npos)
+      << shrunk.error().message();
+  EXPECT_EQ(shrunk.error().where, TraceError::Where::Record);
+  EXPECT_EQ(shrunk.error().position, 2U);
+}
+
 TEST(Shrink, ACleanTraceHasNothingToShrink) {
   const properties::RunConfig config = *properties::make_run_config(29, "none", 0);
   const Trace trace = decoded(testing::record_scenario(config, testing::Scenario{10, false}));
