@@ -129,6 +129,25 @@ Result<void, FileError> write_file_atomically(const std::filesystem::path& path,
   return {};
 }
 
+Result<void, FileError> check_writable(const std::filesystem::path& path, std::string_view what) {
+  const std::string named = std::string(what) + " " + quoted(path);
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0) {
+    if (S_ISDIR(status.st_mode)) return FileError{"cannot write " + named + ": it is a directory"};
+    if (!S_ISREG(status.st_mode)) {  // a device or a pipe, written in place
+      if (::access(path.c_str(), W_OK) != 0) return FileError{"cannot write " + named + ": " + reason(errno)};
+      return {};
+    }
+  }
+  const std::filesystem::path folder = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  if (::stat(folder.c_str(), &status) != 0) return FileError{"cannot write " + named + ": " + reason(errno)};
+  if (!S_ISDIR(status.st_mode)) {
+    return FileError{"cannot write " + named + ": " + quoted(folder) + " is not a directory"};
+  }
+  if (::access(folder.c_str(), W_OK) != 0) return FileError{"cannot write " + named + ": " + reason(errno)};
+  return {};
+}
+
 bool is_one_of(const std::filesystem::path& output, const std::vector<std::filesystem::path>& inputs) {
   for (const std::filesystem::path& input : inputs) {
     std::error_code error;

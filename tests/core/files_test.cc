@@ -145,6 +145,24 @@ TEST_F(FilesTest, ADeviceIsWrittenInPlaceAndALinkStaysALink) {
   EXPECT_EQ(names(), (std::vector<std::string>{"link", "target"}));
 }
 
+TEST_F(FilesTest, TellsBeforeTheWorkWhetherAnOutputCanBeWritten) {
+  EXPECT_TRUE(check_writable(folder_ / "new.qtrace", "trace").ok());
+  put(folder_ / "old", "x");
+  EXPECT_TRUE(check_writable(folder_ / "old", "trace").ok());
+  EXPECT_TRUE(check_writable("/dev/null", "trace").ok());
+  fs::create_directory(folder_ / "folder");
+  Result<void, FileError> directory = check_writable(folder_ / "folder", "trace");
+  ASSERT_FALSE(directory.ok());
+  EXPECT_NE(directory.error().message.find("it is a directory"), std::string::npos) << directory.error().message;
+  Result<void, FileError> missing = check_writable(folder_ / "absent" / "x", "trace");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("No such file or directory"), std::string::npos) << missing.error().message;
+  Result<void, FileError> under_file = check_writable(folder_ / "old" / "x", "trace");
+  ASSERT_FALSE(under_file.ok());
+  EXPECT_NE(under_file.error().message.find("is not a directory"), std::string::npos) << under_file.error().message;
+  EXPECT_EQ(names(), (std::vector<std::string>{"folder", "old"}));  // nothing was created
+}
+
 TEST_F(FilesTest, NamesAnOutputThatIsOneOfTheInputs) {
   put(folder_ / "a", "a");
   put(folder_ / "b", "b");

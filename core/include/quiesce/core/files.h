@@ -35,6 +35,10 @@ Result<std::string, FileError> read_whole_file(const std::filesystem::path& path
 Result<void, FileError> write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
                                               std::string_view what);
 
+// Whether write_file_atomically(path, ...) can work, asked before the work that produces the bytes: `path`
+// is not a directory and its folder exists and may be written. The error names `what` and the path.
+Result<void, FileError> check_writable(const std::filesystem::path& path, std::string_view what);
+
 // True when `output` names a file that exists and is the same file as one of `inputs` (after links):
 // writing it would destroy an input.
 bool is_one_of(const std::filesystem::path& output, const std::vector<std::filesystem::path>& inputs);
