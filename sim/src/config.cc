@@ -12,7 +12,7 @@ namespace {
 struct ProfileKey {
   std::string_view name;
   std::uint64_t CostProfile::*field;
-  bool nonzero;  // bandwidths divide: zero would stop time
+  bool bandwidth;  // bytes per microsecond, at least 1 (it divides); otherwise a cost in ns, at most kCostNsMax
 };
 
 constexpr std::array<ProfileKey, 11> kProfileKeys = {{
@@ -60,7 +60,10 @@ std::string parse_line(std::string_view line, CostProfile& profile, std::uint32_
     if (status != std::errc{} || end != value.data() + value.size() || value.empty()) {
       return "the value is not an unsigned 64-bit integer";
     }
-    if (entry.nonzero && parsed == 0) return "a bandwidth must be greater than zero";
+    if (entry.bandwidth && parsed == 0) return "the bandwidth " + std::string(key) + " must be greater than zero";
+    if (!entry.bandwidth && parsed > kCostNsMax) {
+      return "the cost " + std::string(key) + " is above " + std::to_string(kCostNsMax) + " ns (an hour)";
+    }
     profile.*entry.field = parsed;
     seen_mask |= 1U << index;
     return {};
@@ -132,6 +135,12 @@ std::string validate(const Config& config) {
   if (costs.copy_bytes_per_us == 0 || costs.upload_bytes_per_us == 0 || costs.kernel_bytes_per_us == 0 ||
       costs.zero_bytes_per_us == 0) {
     return "every bandwidth of the cost profile must be greater than zero";
+  }
+  for (const ProfileKey& entry : kProfileKeys) {
+    if (!entry.bandwidth && costs.*entry.field > kCostNsMax) {
+      return "the cost profile's " + std::string(entry.name) + " " + std::to_string(costs.*entry.field) +
+             " is above " + std::to_string(kCostNsMax) + " ns (an hour)";
+    }
   }
   return {};
 }

@@ -106,7 +106,8 @@ bool Device::has_capability(Capability capability) const {
 
 void Device::charge_host_ns(std::uint64_t cost_ns) {
   if (!config_.host_costs || cost_ns == 0) return;
-  const std::uint64_t deadline_ns = saturating_add(clock_.now_ns(), cost_ns);
+  // deadline_after saturates below VirtualClock::kNever: a cost is finite however large, never "no deadline".
+  const std::uint64_t deadline_ns = clock_.deadline_after(cost_ns);
   (void)waiter_->wait_until(deadline_ns, [](const void*) { return false; }, nullptr);
 }
 

@@ -63,6 +63,50 @@ TEST(ClockWaiter, ReturnsAtDeadlineOrWhenDone) {
   EXPECT_EQ(clock.now_ns(), 500U);
 }
 
+bool never_done(const void*) { return false; }
+
+// A wait without a deadline on an idle clock can never be satisfied; it used to spin for ever, because
+// "nothing scheduled" (kNever) is not later than "no deadline" (kNever).
+TEST(ClockWaiter, AWaitWithoutDeadlineOnAnIdleClockEnds) {
+  VirtualClock clock;
+  ClockWaiter waiter(clock);
+  clock.advance_to(70);
+  EXPECT_FALSE(waiter.wait_until(VirtualClock::kNever, never_done, nullptr));
+  EXPECT_EQ(clock.now_ns(), 70U);
+}
+
+// A cost so large that now + cost overflows ends at the last nanosecond, not at kNever (which would make
+// the wait endless) and not in the past (which a wrapping sum would give).
+TEST(VirtualClock, DeadlinesSaturateBelowNever) {
+  VirtualClock clock;
+  clock.advance_to(1000);
+  EXPECT_EQ(clock.deadline_after(5), 1005U);
+  EXPECT_EQ(clock.deadline_after(UINT64_MAX), VirtualClock::kTimeNsMax);
+  EXPECT_EQ(clock.deadline_after(VirtualClock::kTimeNsMax - 1000), VirtualClock::kTimeNsMax);
+  EXPECT_EQ(clock.deadline_after(VirtualClock::kTimeNsMax - 1001), VirtualClock::kTimeNsMax - 1);
+  clock.advance_by(UINT64_MAX);
+  EXPECT_EQ(clock.now_ns(), VirtualClock::kTimeNsMax);
+  EXPECT_EQ(clock.deadline_after(1), VirtualClock::kTimeNsMax);
+  clock.advance_to(VirtualClock::kNever);  // an event at kNever can carry the clock there
+  EXPECT_EQ(clock.deadline_after(0), VirtualClock::kTimeNsMax);
+}
+
+// Device::charge_host_ns's wait for a host cost of 2^64 - 1: it must end, with time at its last nanosecond
+// and every scheduled event fired, and so must the next one, charged with the clock already there.
+TEST(ClockWaiter, AHostCostThatOverflowsTimeEndsAtTheLastNanosecond) {
+  VirtualClock clock;
+  ClockWaiter waiter(clock);
+  Recorder recorder;
+  (void)clock.schedule(500, &recorder, 1);
+  EXPECT_FALSE(waiter.wait_until(clock.deadline_after(UINT64_MAX), never_done, nullptr));
+  EXPECT_EQ(clock.now_ns(), VirtualClock::kTimeNsMax);
+  EXPECT_EQ(recorder.fired.size(), 1U);
+  (void)clock.schedule(VirtualClock::kNever, &recorder, 2);
+  EXPECT_FALSE(waiter.wait_until(clock.deadline_after(UINT64_MAX), never_done, nullptr));
+  EXPECT_EQ(clock.now_ns(), VirtualClock::kTimeNsMax);
+  EXPECT_EQ(recorder.fired.size(), 1U);
+}
+
 TEST(CostProfile, TextRoundTripsEveryKey) {
   CostProfile profile;
   profile.launch_latency_ns = 1234;
@@ -94,12 +138,31 @@ TEST(CostProfile, BadLinesAreRefusedWithLineNumberAndReason) {
       {"kernel_bytes_per_us = 0\n", "greater than zero"},
       {"free_ns = 1\nfree_ns = 2\n", "twice"},
       {"free_ns = 12abc\n", "line 1"},
+      {"# x\nallocation_ns = 18446744073709551615\n", "line 2"},
+      {"allocation_ns = 18446744073709551615\n", "allocation_ns is above 3600000000000"},
+      {"event_query_ns = 3600000000001\n", "event_query_ns is above"},
+      {"copy_bytes_per_us = 0\n", "copy_bytes_per_us"},
   };
   for (const auto& entry : cases) {
     const Result<CostProfile, std::string> parsed = load_cost_profile(entry.text);
     ASSERT_FALSE(parsed.ok()) << entry.text;
     EXPECT_NE(parsed.error().find(entry.expected), std::string::npos) << parsed.error();
   }
+}
+
+// An hour of virtual time per operation is the most a profile may state; more would let a long run carry
+// the clock to its end (clock.h), where time stops and the run no longer means anything.
+TEST(CostProfile, EachCostIsAtMostAnHour) {
+  const Result<CostProfile, std::string> hour = load_cost_profile("free_ns = 3600000000000\n");
+  ASSERT_TRUE(hour.ok()) << hour.error();
+  EXPECT_EQ(hour.value().free_ns, kCostNsMax);
+  const Result<CostProfile, std::string> large = load_cost_profile("copy_bytes_per_us = 18446744073709551615\n");
+  EXPECT_TRUE(large.ok()) << large.error();  // a bandwidth that large makes a cost of zero, which is fine
+  Config config;
+  config.costs.event_record_ns = kCostNsMax + 1;
+  EXPECT_NE(validate(config).find("event_record_ns 3600000000001"), std::string::npos) << validate(config);
+  config.costs.event_record_ns = kCostNsMax;
+  EXPECT_EQ(validate(config), "");
 }
 
 TEST(Config, DescribeLogsSeedKnobsAndSubSeeds) {

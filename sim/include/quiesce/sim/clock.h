@@ -6,6 +6,12 @@
 // target's on_timer with the cookie it scheduled; no std::function, no allocation once the heap is warm.
 // Tests advance time by hand (advance_to), jump to the next event (run_next), or run until nothing is left
 // (run_until_idle).
+//
+// Virtual time saturates: a cost or a timeout that would carry the clock past the last nanosecond it can
+// show ends at that nanosecond instead of wrapping to the past. kNever (2^64 - 1) is not a time but "no
+// deadline", so the last reachable nanosecond is kTimeNsMax = 2^64 - 2; a wait for a finite time always
+// ends, and once the clock stands at kTimeNsMax further costs take no time. Cost profiles bound each cost
+// far below this (sim/config.h), so only a configuration built in code can get there.
 #pragma once
 
 #include <cassert>
@@ -25,7 +31,8 @@ class TimerTarget {
 
 class VirtualClock {
  public:
-  static constexpr std::uint64_t kNever = UINT64_MAX;
+  static constexpr std::uint64_t kNever = UINT64_MAX;  // "no deadline", never a time
+  static constexpr std::uint64_t kTimeNsMax = kNever - 1;
 
   VirtualClock() { heap_.reserve(1024); }
 
@@ -49,7 +56,15 @@ class VirtualClock {
     while (!heap_.empty() && heap_.front().time_ns <= time_ns) fire_front();
     if (time_ns > now_ns_) now_ns_ = time_ns;
   }
-  void advance_by(std::uint64_t delta_ns) { advance_to(now_ns_ + delta_ns); }
+  void advance_by(std::uint64_t delta_ns) { advance_to(deadline_after(delta_ns)); }
+
+  // The time delta_ns from now, saturated at kTimeNsMax: a finite delay must never become kNever, which a
+  // Waiter reads as "wait for ever". (An event scheduled at kNever can carry now past kTimeNsMax; a deadline
+  // already passed then ends any wait at once.)
+  std::uint64_t deadline_after(std::uint64_t delta_ns) const {
+    const std::uint64_t room_ns = now_ns_ < kTimeNsMax ? kTimeNsMax - now_ns_ : 0;
+    return delta_ns >= room_ns ? kTimeNsMax : now_ns_ + delta_ns;
+  }
 
   // Jumps to the next entry's time and fires every entry due then. False when nothing is scheduled.
   bool run_next() {
@@ -142,6 +157,12 @@ class ClockWaiter final : public Waiter {
 
   bool wait_until(std::uint64_t deadline_ns, bool (*done)(const void* context), const void* context) override {
     while (!done(context)) {
+      // With nothing scheduled only the deadline can still come; without one (kNever) nothing can change
+      // done(), so the wait ends unsatisfied instead of spinning.
+      if (clock_->idle()) {
+        if (deadline_ns != VirtualClock::kNever) clock_->advance_to(deadline_ns);
+        return done(context);
+      }
       if (clock_->next_event_ns() > deadline_ns) {
         clock_->advance_to(deadline_ns);
         return done(context);

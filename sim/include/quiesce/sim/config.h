@@ -31,8 +31,14 @@ struct CostProfile {
   friend bool operator==(const CostProfile&, const CostProfile&) = default;
 };
 
+// The largest cost a profile may state for one thing, an hour of virtual time: far above any GPU's, yet a
+// run of billions of operations still ends well inside the clock's range (about 584 years), so time never
+// saturates (clock.h) under a profile that was read rather than built in code.
+inline constexpr std::uint64_t kCostNsMax = 3'600'000'000'000ULL;
+
 // Parses `key = value` lines; `#` starts a comment; blank lines are ignored; keys not named keep their
-// defaults. A bad line is refused with its line number and the reason. Every bandwidth must be nonzero.
+// defaults. A bad line is refused with its line number, its key and the reason. Every `_ns` cost is at most
+// kCostNsMax and every bandwidth (`_bytes_per_us`) at least 1.
 Result<CostProfile, std::string> load_cost_profile(std::string_view text);
 // Writes every key, one per line, in the format load_cost_profile reads.
 std::string to_text(const CostProfile& profile);
@@ -69,7 +75,7 @@ struct Config {
 };
 
 // Checks the limits the simulator depends on (alignment a power of two, queues_max within the oracle's
-// width, nonzero engines and bandwidths). An empty string means valid; otherwise a sentence.
+// width, nonzero engines and bandwidths, every cost at most kCostNsMax). An empty string means valid; otherwise a sentence.
 std::string validate(const Config& config);
 
 // The seed, every knob and every derived sub-seed, one `key = value` per line.
