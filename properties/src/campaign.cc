@@ -71,21 +71,41 @@ std::string_view invariant_summary(Invariant invariant) {
   return index >= 1 && index <= kInvariantCount ? kSummaries[index - 1] : "unknown invariant";
 }
 
-Result<SeedRange, std::string> parse_seed_range(std::string_view text) {
+std::uint64_t seeds_in_shard(const SeedRange& range, const Shard& shard) {
+  // Seeds first + index, first + index + total, ... up to last: counted from the span (last - first), which
+  // fits in 64 bits where the count may not.
+  const std::uint64_t span = range.last - range.first;
+  if (shard.index > span) return 0;
+  const std::uint64_t after_first = (span - shard.index) / shard.total;
+  return after_first == UINT64_MAX ? UINT64_MAX : after_first + 1;
+}
+
+Result<SeedRange, std::string> parse_seed_range(std::string_view text, const Shard& shard) {
   const std::size_t dots = text.find("..");
+  SeedRange range;
   if (dots == std::string_view::npos) {
     auto single = parse_u64(text, "seed");
     if (!single.ok()) return single.error();
-    return SeedRange{single.value(), single.value()};
+    range = {single.value(), single.value()};
+  } else {
+    auto first = parse_u64(text.substr(0, dots), "first seed");
+    if (!first.ok()) return first.error();
+    auto last = parse_u64(text.substr(dots + 2), "last seed");
+    if (!last.ok()) return last.error();
+    if (last.value() < first.value()) {
+      return "seed range '" + std::string(text) + "' ends before it starts";
+    }
+    range = {first.value(), last.value()};
   }
-  auto first = parse_u64(text.substr(0, dots), "first seed");
-  if (!first.ok()) return first.error();
-  auto last = parse_u64(text.substr(dots + 2), "last seed");
-  if (!last.ok()) return last.error();
-  if (last.value() < first.value()) {
-    return "seed range '" + std::string(text) + "' ends before it starts";
+  if (const std::uint64_t count = seeds_in_shard(range, shard); count > kSeedsPerInvocationMax) {
+    const std::string held = count == UINT64_MAX ? "2^64" : std::to_string(count);
+    return "seed range '" + std::string(text) + "' gives " +
+           (shard.total == 1 ? "this run " : "shard " + std::to_string(shard.index) + " of " +
+                                                 std::to_string(shard.total) + " ") +
+           held + " seeds, above the maximum of " + std::to_string(kSeedsPerInvocationMax) +
+           " for one invocation: shard a larger range with GTEST_TOTAL_SHARDS and GTEST_SHARD_INDEX";
   }
-  return SeedRange{first.value(), last.value()};
+  return range;
 }
 
 Result<Shard, std::string> shard_from_environment() {
@@ -99,7 +119,12 @@ Result<Shard, std::string> shard_from_environment() {
   if (!total.ok()) return total.error();
   auto index = parse_u64(index_text, "GTEST_SHARD_INDEX");
   if (!index.ok()) return index.error();
-  if (total.value() == 0 || total.value() > 1'000'000 || index.value() >= total.value()) {
+  if (total.value() == 0) return std::string("GTEST_TOTAL_SHARDS is 0: there must be at least one shard");
+  if (total.value() > kShardsMax) {
+    return "GTEST_TOTAL_SHARDS " + std::to_string(total.value()) + " is above the maximum of " +
+           std::to_string(kShardsMax);
+  }
+  if (index.value() >= total.value()) {
     return "GTEST_SHARD_INDEX " + std::to_string(index.value()) + " is not below GTEST_TOTAL_SHARDS " +
            std::to_string(total.value());
   }
@@ -120,30 +145,31 @@ std::vector<std::string> CampaignReport::probes_never_reached() const {
 }
 
 CampaignReport run_campaign(const CampaignOptions& options, const CaseRunner& run_case) {
-  std::vector<std::uint64_t> seeds;
-  for (std::uint64_t seed = options.seeds.first;; ++seed) {
-    if (options.shard.holds(options.seeds, seed)) seeds.push_back(seed);
-    if (seed == options.seeds.last) break;
-  }
-  std::vector<CaseResult> results(seeds.size());
-  std::atomic<std::size_t> next{0};
+  // The i-th seed of the shard is first + index + i * total: computed, never listed, so only the results
+  // take memory.
+  const std::uint64_t count = seeds_in_shard(options.seeds, options.shard);
+  const auto seed_at = [&options](std::uint64_t i) {
+    return options.seeds.first + options.shard.index + i * options.shard.total;
+  };
+  std::vector<CaseResult> results(count);
+  std::atomic<std::uint64_t> next{0};
   std::atomic<std::uint64_t> done{0};
   std::atomic<std::uint64_t> failed{0};
   std::mutex progress_mutex;
   const auto start = std::chrono::steady_clock::now();
-  const std::uint64_t step = std::max<std::uint64_t>(1, seeds.size() / 10);
+  const std::uint64_t step = std::max<std::uint64_t>(1, count / 10);
   const auto worker = [&] {
     for (;;) {
-      const std::size_t index = next.fetch_add(1);
-      if (index >= seeds.size()) return;
-      results[index] = run_case(seeds[index]);
-      results[index].seed = seeds[index];
+      const std::uint64_t index = next.fetch_add(1);
+      if (index >= count) return;
+      results[index] = run_case(seed_at(index));
+      results[index].seed = seed_at(index);
       if (!results[index].passed()) failed.fetch_add(1);
       const std::uint64_t finished = done.fetch_add(1) + 1;
       if (options.progress != nullptr &&
-          (options.progress_is_terminal || finished % step == 0 || finished == seeds.size())) {
+          (options.progress_is_terminal || finished % step == 0 || finished == count)) {
         const std::lock_guard<std::mutex> lock(progress_mutex);
-        print_progress(options, finished, seeds.size(), failed.load(), start);
+        print_progress(options, finished, count, failed.load(), start);
       }
     }
   };

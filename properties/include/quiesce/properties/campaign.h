@@ -52,15 +52,14 @@ struct CaseResult {
   friend bool operator==(const CaseResult&, const CaseResult&) = default;
 };
 
-// An inclusive range of seeds, written "A..B" (or a single "A").
+// An inclusive range of seeds, written "A..B" (or a single "A"). Its count can be 2^64 (0..2^64-1), which
+// no 64-bit number holds: count seeds with seeds_in_shard.
 struct SeedRange {
   std::uint64_t first = 0;
   std::uint64_t last = 0;
 
-  std::uint64_t count() const { return last - first + 1; }
   friend bool operator==(const SeedRange&, const SeedRange&) = default;
 };
-Result<SeedRange, std::string> parse_seed_range(std::string_view text);
 
 // The GoogleTest sharding protocol: the i-th seed of the range runs in shard i mod total.
 struct Shard {
@@ -70,6 +69,22 @@ struct Shard {
   bool holds(const SeedRange& range, std::uint64_t seed) const { return (seed - range.first) % total == index; }
   friend bool operator==(const Shard&, const Shard&) = default;
 };
+
+// GTEST_TOTAL_SHARDS above this is refused: shard reports are merged in one process, a shard index is 32 bits.
+inline constexpr std::uint32_t kShardsMax = 1'000'000;
+// The most seeds one invocation runs (counting the seeds of its shard): every case's result is kept for
+// the report, so a larger range would exhaust memory before it ended. Shard a larger range with
+// GTEST_TOTAL_SHARDS and merge the reports.
+inline constexpr std::uint64_t kSeedsPerInvocationMax = 100'000'000;
+
+// How many seeds of `range` `shard` holds (range.first <= range.last, shard.index < shard.total). The one
+// count that does not fit, 2^64 for 0..2^64-1 in one shard, saturates to 2^64-1: it is above any bound.
+std::uint64_t seeds_in_shard(const SeedRange& range, const Shard& shard);
+
+// Parses "A..B" or "A" for a run in `shard`; refuses a range that ends before it starts, and one of which
+// `shard` would run more than kSeedsPerInvocationMax seeds, before any case runs.
+Result<SeedRange, std::string> parse_seed_range(std::string_view text, const Shard& shard = {});
+
 // Reads GTEST_TOTAL_SHARDS and GTEST_SHARD_INDEX; an absent pair is one shard, a malformed one an error.
 Result<Shard, std::string> shard_from_environment();
 
@@ -98,6 +113,9 @@ struct CampaignReport {
 
 using CaseRunner = std::function<CaseResult(std::uint64_t seed)>;
 
+// Runs the seeds of options.seeds that options.shard holds, in ascending order of seed in the report. The
+// shard must hold at most kSeedsPerInvocationMax seeds (parse_seed_range refuses more): the seeds are
+// counted, not listed, but every result is kept.
 CampaignReport run_campaign(const CampaignOptions& options, const CaseRunner& run_case);
 
 nlohmann::json to_json(const CampaignReport& report);
@@ -105,12 +123,19 @@ nlohmann::json to_json(const CampaignReport& report);
 // that a campaign of millions of cases neither builds the whole document in memory nor spends twenty lines
 // a case (and `grep '"passed":false'` finds the failing ones).
 void write_json(const CampaignReport& report, std::ostream& out);
+// Reads a report that to_json or write_json wrote, and refuses one that is not consistent: every number
+// an unsigned integer, a range that does not end before it starts, shards with index < total (one sharding,
+// each shard once), cases in ascending order of seed, each a seed of the range held by one of the report's
+// shards, every seed of those shards present, and the summary fields (cases_total, failures, probe_hits,
+// probes_never_reached, each case's passed) equal to what the cases say. The error names the field, and the
+// case by its seed.
 Result<CampaignReport, std::string> report_from_json(const nlohmann::json& json);
 std::string to_junit(const CampaignReport& report);
 void write_junit(const CampaignReport& report, std::ostream& out);
 
-// Joins shard reports of one campaign into one; refuses reports of different campaigns, overlapping
-// shards, or an incomplete set, saying which.
+// Joins shard reports of one campaign into one; refuses reports of different campaigns or shardings, a
+// report without shards, overlapping shards, seeds outside their report's shards, probe counts past 2^64-1,
+// or an incomplete set, saying which.
 Result<CampaignReport, std::string> merge_reports(std::vector<CampaignReport> reports);
 
 void print_summary(const CampaignReport& report, std::ostream& out);
