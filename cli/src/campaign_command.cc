@@ -2,14 +2,16 @@
 // reports in an output folder; quiesce merge joins shard reports into one.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "commands.h"
@@ -18,6 +20,7 @@
 #include "case_flags.h"
 #include "workload_probes.h"
 #include "quiesce/core/digest.h"
+#include "quiesce/core/files.h"
 #include "quiesce/properties/cases.h"
 #include "quiesce/properties/failing_seeds.h"
 
@@ -35,14 +38,58 @@ struct CampaignFlags {
   std::string mutant;  // a mutant's name (raw workload or engine): the campaign runs against that planted bug
 };
 
-// Streams a report into `path` through `write`; a failure to open or to write is reported the same way.
-bool write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write,
-                std::ostream& err) {
-  std::ofstream file(path);
-  if (file) write(file);
-  file.flush();
-  if (!file) {
-    err << "quiesce: cannot write " << path.string() << "\n";
+// The bound on a report merge reads: a report is a line of about 200 bytes a case, and a shard holds at most
+// kSeedsPerInvocationMax cases; a merge holds every report in memory at once.
+constexpr std::uint64_t kReportBytesMax = std::uint64_t{1} << 30;
+
+std::string report_text(const properties::CampaignReport& report) {
+  std::ostringstream text;
+  properties::write_json(report, text);
+  return std::move(text).str();
+}
+
+std::string junit_text(const properties::CampaignReport& report) {
+  std::ostringstream text;
+  properties::write_junit(report, text);
+  return std::move(text).str();
+}
+
+// Before any case runs: the output folder exists and takes a new file, and neither report path is a
+// directory, so that a campaign of hours does not end in a report it cannot write. Says why not.
+Result<bool, std::string> check_output_folder(const std::filesystem::path& folder,
+                                              const std::vector<std::filesystem::path>& reports) {
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error) return "cannot create the output folder " + folder.string() + ": " + error.message();
+  std::string probe = (folder / ".quiesce-write-check-XXXXXX").string();
+  const int descriptor = ::mkstemp(probe.data());
+  if (descriptor < 0) {
+    return "cannot write into the output folder " + folder.string() + ": " + std::generic_category().message(errno);
+  }
+  ::close(descriptor);
+  ::unlink(probe.c_str());
+  for (const std::filesystem::path& report : reports) {
+    if (std::filesystem::is_directory(report, error)) {
+      return "cannot write the report " + report.string() + ": it is a directory";
+    }
+  }
+  return true;
+}
+
+// Writes junit.xml, then summary.json, each atomically; when summary.json cannot be written, the new
+// junit.xml is removed again, so that the folder never holds this run's junit.xml beside another's summary.
+bool write_reports(const properties::CampaignReport& report, const std::filesystem::path& summary,
+                   const std::filesystem::path& junit, std::ostream& err) {
+  if (Result<void, FileError> written = write_file_atomically(junit, junit_text(report), "JUnit report");
+      !written.ok()) {
+    err << "quiesce campaign: " << written.error().message << "\n";
+    return false;
+  }
+  if (Result<void, FileError> written = write_file_atomically(summary, report_text(report), "summary report");
+      !written.ok()) {
+    std::error_code ignored;
+    std::filesystem::remove(junit, ignored);
+    err << "quiesce campaign: " << written.error().message << "; " << junit.string() << " is removed again\n";
     return false;
   }
   return true;
@@ -60,14 +107,15 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
     return kExitBadInput;
   }
   const properties::CaseOptions case_options = made.value();
-  Result<properties::SeedRange, std::string> seeds = properties::parse_seed_range(flags.seeds);
-  if (!seeds.ok()) {
-    err << "quiesce campaign: --seeds: " << seeds.error() << "\n";
-    return kExitBadInput;
-  }
   Result<properties::Shard, std::string> shard = properties::shard_from_environment();
   if (!shard.ok()) {
     err << "quiesce campaign: " << shard.error() << "\n";
+    return kExitBadInput;
+  }
+  // The range is bounded by the seeds this shard runs, so a larger range is run in more shards.
+  Result<properties::SeedRange, std::string> seeds = properties::parse_seed_range(flags.seeds, shard.value());
+  if (!seeds.ok()) {
+    err << "quiesce campaign: --seeds: " << seeds.error() << "\n";
     return kExitBadInput;
   }
   // The sharding protocol's acknowledgement: a runner that names GTEST_SHARD_STATUS_FILE learns from the
@@ -79,10 +127,12 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
       return kExitBadInput;
     }
   }
-  std::error_code error;
-  std::filesystem::create_directories(flags.out, error);
-  if (error) {
-    err << "quiesce campaign: cannot create the output folder " << flags.out << ": " << error.message() << "\n";
+  const std::filesystem::path folder(flags.out);
+  const std::string suffix = shard_suffix(shard.value());
+  const std::filesystem::path summary = folder / ("summary" + suffix + ".json");
+  const std::filesystem::path junit = folder / ("junit" + suffix + ".xml");
+  if (Result<bool, std::string> ready = check_output_folder(folder, {summary, junit}); !ready.ok()) {
+    err << "quiesce campaign: " << ready.error() << "\n";
     return kExitBadInput;
   }
   properties::CampaignOptions options;
@@ -97,40 +147,57 @@ int campaign_command(const CampaignFlags& flags, std::ostream& out, std::ostream
       options, [&case_options](std::uint64_t seed) { return properties::run_case(seed, case_options); });
   properties::print_summary(report, out);
   print_probe_scope(flags.workload, out);
-  const std::filesystem::path folder(flags.out);
   properties::FailingSeedOptions failing;
   failing.folder = flags.out;
   failing.rerun_flags = rerun_flags(case_flags);
   properties::handle_failing_seeds(report, case_options, failing, out);
-  const std::string suffix = shard_suffix(shard.value());
-  if (!write_file(folder / ("summary" + suffix + ".json"),
-                  [&](std::ostream& file) { properties::write_json(report, file); }, err) ||
-      !write_file(folder / ("junit" + suffix + ".xml"),
-                  [&](std::ostream& file) { properties::write_junit(report, file); }, err)) {
-    return kExitBadInput;
-  }
-  out << "reports: " << (folder / ("summary" + suffix + ".json")).string() << ", "
-      << (folder / ("junit" + suffix + ".xml")).string() << "\n";
+  if (!write_reports(report, summary, junit, err)) return kExitBadInput;
+  out << "reports: " << summary.string() << ", " << junit.string() << "\n";
   return report.failures() == 0 ? kExitHeld : kExitFailed;
+}
+
+// A parse error's place as a reader finds it: line and column of the byte where parsing stopped.
+std::string parse_stop(const std::string& text, std::size_t byte) {
+  if (byte > text.size()) {
+    return "it ends before the JSON document does (after byte " + std::to_string(text.size()) + ")";
+  }
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i + 1 < byte; ++i) {
+    column = text[i] == '\n' ? 1 : column + 1;
+    if (text[i] == '\n') line++;
+  }
+  return "parsing stopped at byte " + std::to_string(byte) + " (line " + std::to_string(line) + ", column " +
+         std::to_string(column) + ")";
+}
+
+Result<properties::CampaignReport, std::string> read_report(const std::string& input) {
+  Result<std::string, FileError> text = read_whole_file(input, kReportBytesMax, "campaign report");
+  if (!text.ok()) return text.error().message;
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text.value());
+  } catch (const nlohmann::json::parse_error& error) {
+    return input + " is not JSON: " + parse_stop(text.value(), error.byte);
+  } catch (const nlohmann::json::exception&) {
+    return input + " is not JSON";
+  }
+  Result<properties::CampaignReport, std::string> report = properties::report_from_json(json);
+  if (!report.ok()) return input + ": " + report.error();
+  return report;
 }
 
 int merge_command(const std::vector<std::string>& inputs, const std::string& output, std::ostream& out,
                   std::ostream& err) {
+  if (is_one_of(output, std::vector<std::filesystem::path>(inputs.begin(), inputs.end()))) {
+    err << "quiesce merge: the output " << output << " is one of the reports to merge; name another -o file\n";
+    return kExitBadInput;
+  }
   std::vector<properties::CampaignReport> reports;
   for (const std::string& input : inputs) {
-    std::ifstream file(input);
-    if (!file) {
-      err << "quiesce merge: cannot read " << input << "\n";
-      return kExitBadInput;
-    }
-    nlohmann::json json = nlohmann::json::parse(file, nullptr, false);
-    if (json.is_discarded()) {
-      err << "quiesce merge: " << input << " is not JSON\n";
-      return kExitBadInput;
-    }
-    Result<properties::CampaignReport, std::string> report = properties::report_from_json(json);
+    Result<properties::CampaignReport, std::string> report = read_report(input);
     if (!report.ok()) {
-      err << "quiesce merge: " << input << ": " << report.error() << "\n";
+      err << "quiesce merge: " << report.error() << "\n";
       return kExitBadInput;
     }
     reports.push_back(std::move(report).value());
@@ -140,7 +207,9 @@ int merge_command(const std::vector<std::string>& inputs, const std::string& out
     err << "quiesce merge: " << merged.error() << "\n";
     return kExitBadInput;
   }
-  if (!write_file(output, [&](std::ostream& file) { properties::write_json(merged.value(), file); }, err)) {
+  if (Result<void, FileError> written = write_file_atomically(output, report_text(merged.value()), "merged report");
+      !written.ok()) {
+    err << "quiesce merge: " << written.error().message << "\n";
     return kExitBadInput;
   }
   properties::print_summary(merged.value(), out);

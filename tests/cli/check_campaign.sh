@@ -2,7 +2,9 @@
 # quiesce campaign and quiesce merge, the way a user runs them: a seed range writes summary.json (a case a
 # line) and junit.xml; two GoogleTest shards cover the range exactly once and acknowledge the protocol's
 # status file; their merge is the unsharded report byte for byte; merge refuses an
-# incomplete set and a file that is not a report; a bad seed range exits 2 naming the flag; a campaign
+# incomplete set, a file that is not a report, an edited or truncated report and its own input as output; a
+# campaign checks its output folder and the size of its range before the first case; a bad seed range exits
+# 2 naming the flag; a campaign
 # against a planted bug (--mutant, in the raw workload's runtime or in the reference engine) exits 1 with
 # each failing seed shrunk to a minimal trace in its folder, and so does quiesce run, whose later failing
 # seeds get the command that reruns them.
@@ -48,6 +50,70 @@ echo "not json" >"$work/bad.json"
 "$quiesce" merge "$work/bad.json" -o "$work/x.json" >"$work/bad.out" 2>&1
 status=$?
 [ "$status" = 2 ] && grep -q "bad.json is not JSON" "$work/bad.out" || { cat "$work/bad.out"; fail "a file that is not JSON: exit $status"; }
+
+# Bad input to merge is refused with exit 2 and a sentence naming the file and the field or case, never a
+# crash: a report without shards, a directory, an edited case, a truncated file, reversed seeds.
+refused() {  # refused NAME EXPECTED-TEXT COMMAND...: the command exits 2 and says EXPECTED-TEXT
+  name="$1" expected="$2"
+  shift 2
+  "$@" >"$work/$name.out" 2>&1
+  status=$?
+  [ "$status" = 2 ] && grep -qF -- "$expected" "$work/$name.out" ||
+    { cat "$work/$name.out"; fail "$name: exit $status, expected 2 and '$expected'"; }
+  grep -q "json.exception" "$work/$name.out" && fail "$name: the message is raw nlohmann exception text"
+  return 0
+}
+edited() {  # edited NAME SED-SCRIPT: the unsharded summary.json, edited
+  sed "$2" "$work/whole/summary.json" >"$work/$1.json"
+}
+edited no-shards '/^  "shards": \[$/,/^  \],$/c\"shards": [],'
+refused no-shards "no-shards.json: the report names no shard" "$quiesce" merge "$work/no-shards.json" -o "$work/m.json"
+refused directory "is a directory" "$quiesce" merge "$work/whole" -o "$work/m.json"
+edited no-digest 's/^\(    {"seed":3,.*\),"digest":[0-9]*/\1/'
+refused no-digest "no-digest.json: case for seed 3: field 'digest' is missing" \
+  "$quiesce" merge "$work/no-digest.json" -o "$work/m.json"
+edited negative 's/^    {"seed":3,\(.*\)"operations":[0-9]*/    {"seed":3,\1"operations":-1/'
+refused negative "case for seed 3: field 'operations' is -1, not an unsigned integer" \
+  "$quiesce" merge "$work/negative.json" -o "$work/m.json"
+edited flipped 's/^    {"seed":3,"passed":true/    {"seed":3,"passed":false/'
+refused flipped "case for seed 3: field 'passed' is false but the case lists 0 failures" \
+  "$quiesce" merge "$work/flipped.json" -o "$work/m.json"
+edited cases-total 's/^  "cases_total": 20,/  "cases_total": 21,/'
+refused cases-total "field 'cases_total' is 21 but the report holds 20 cases" \
+  "$quiesce" merge "$work/cases-total.json" -o "$work/m.json"
+edited reversed '/^  "seeds": {/,/^  },/{s/"first": 0/"first": 30/;s/"last": 19/"last": 3/;}'
+refused reversed "the seed range 30..3 ends before it starts" "$quiesce" merge "$work/reversed.json" -o "$work/m.json"
+edited foreign 's/^    {"seed":3,/    {"seed":25,/'
+refused foreign "case for seed 25: the seed is outside the report's range 0..19" \
+  "$quiesce" merge "$work/foreign.json" -o "$work/m.json"
+head -c 500 "$work/whole/summary.json" >"$work/truncated.json"
+refused truncated "truncated.json is not JSON: it ends before the JSON document does (after byte 500)" \
+  "$quiesce" merge "$work/truncated.json" -o "$work/m.json"
+# Merging a report onto itself (a complete one, which would merge) is refused before anything is written.
+cp "$work/whole/summary.json" "$work/self.json"
+refused self "is one of the reports to merge" "$quiesce" merge "$work/self.json" -o "$work/self.json"
+cmp -s "$work/whole/summary.json" "$work/self.json" || fail "merge wrote over its own input"
+
+# A campaign checks its output before the first case: a report path that is a directory, a folder that takes
+# no file (/proc) or that cannot be made exit 2 at once, and leave no report behind.
+mkdir -p "$work/blocked/junit.xml"
+refused blocked-junit "cannot write the report $work/blocked/junit.xml: it is a directory" \
+  "$quiesce" campaign --seeds 0..3 --operations 20 --out "$work/blocked"
+[ -e "$work/blocked/summary.json" ] && fail "a campaign that could not write junit.xml left a summary.json"
+grep -q "cases" "$work/blocked-junit.out" && fail "the campaign ran cases before it found it could not write junit.xml"
+refused read-only "cannot write into the output folder /proc" "$quiesce" campaign --seeds 0..999 --out /proc
+grep -q "cases" "$work/read-only.out" && fail "the campaign ran cases before it found /proc takes no file"
+touch "$work/plain-file"
+refused under-a-file "cannot create the output folder $work/plain-file/out" \
+  "$quiesce" campaign --seeds 0..3 --out "$work/plain-file/out"
+# A range above the maximum per invocation is refused before a seed list or a result exists; the address
+# space limit makes a regression fail fast instead of exhausting the machine.
+refused huge-campaign "above the maximum of 100000000 for one invocation: shard a larger range with GTEST_TOTAL" \
+  sh -c 'ulimit -v 4000000; exec "$@"' sh "$quiesce" campaign --seeds 0..1000000000 --out "$work/huge"
+refused huge-run "gives this run 2^64 seeds, above the maximum" \
+  sh -c 'ulimit -v 4000000; exec "$@"' sh "$quiesce" run --seeds 0..18446744073709551615 --out "$work/huge"
+refused many-shards "GTEST_TOTAL_SHARDS 2000000 is above the maximum of 1000000" \
+  env GTEST_TOTAL_SHARDS=2000000 GTEST_SHARD_INDEX=0 "$quiesce" campaign --seeds 0..3 --out "$work/x"
 
 "$quiesce" campaign --seeds 9..3 --out "$work/bad" >"$work/range.out" 2>&1
 status=$?
