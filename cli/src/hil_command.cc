@@ -6,9 +6,12 @@
 #include <memory>
 
 #include "commands.h"
+#include "exit_status.h"
 #include "number_option.h"
+#include "quiesce/core/files.h"
 #include "quiesce/cuda/hil.h"
 #include "quiesce/properties/hil_reference.h"
+#include "quiesce/sim/config.h"
 #if QUIESCE_CONFORMANCE_AVAILABLE
 #include "conformance_runner.h"
 #endif
@@ -35,6 +38,20 @@ std::vector<cuda::CheckResult> conformance_check(int ordinal, std::ostream& log)
 }
 #endif
 
+// --cost-profile read and parsed before anything else runs (the driver check included), so that a missing,
+// unreadable or malformed profile is bad input (exit 2) naming the file and the line, not a failed
+// prediction found at the end. The text goes to hil_command, which then does not read the file again.
+std::string load_cost_profile_option(cuda::HilOptions& options) {
+  if (options.cost_profile_in.empty()) return {};
+  Result<std::string, FileError> text =
+      read_whole_file(options.cost_profile_in, cuda::kCostProfileBytesMax, "cost profile");
+  if (!text.ok()) return text.error().message;
+  const Result<sim::CostProfile, std::string> parsed = sim::load_cost_profile(text.value());
+  if (!parsed.ok()) return "--cost-profile " + options.cost_profile_in + ": " + parsed.error();
+  options.cost_profile_text = std::move(text).value();
+  return {};
+}
+
 }  // namespace
 
 void add_hil_command(CLI::App& app, CommandResult& result) {
@@ -51,7 +68,9 @@ void add_hil_command(CLI::App& app, CommandResult& result) {
   hil->add_option("--ordinal", options->ordinal, "The GPU")->check(CLI::Range(0, std::numeric_limits<int>::max()));
   add_unsigned_option(hil, "--seed", options->seed, "The first differential seed");
   add_unsigned_option(hil, "--differential-runs", options->differential_runs, "Differential scripts (seeds seed, seed+1, ...)");
-  hil->add_option("--calibrate", options->calibrate_out, "Also calibrate and write the cost profile here");
+  hil->add_option("--calibrate", options->calibrate_out,
+                  "Also calibrate and write the cost profile here (with --cost-profile: predict with that one, "
+                  "then calibrate)");
   hil->add_flag("--no-conformance", *no_conformance,
                 "Skip the conformance suite on cuda::Device and Validator<Injector<cuda::Device>>");
   hil->add_flag("--no-fault-campaign", *no_campaign, "Skip the fault campaign through the injector and validator");
@@ -64,6 +83,13 @@ void add_hil_command(CLI::App& app, CommandResult& result) {
   hil->add_flag("--no-prediction", *no_prediction, "Skip the simulator's predicted vs measured time report");
   hil->callback([options, no_conformance, no_campaign, no_engine_campaign, no_prediction, engine_runs,
                  engine_operations, &result] {
+    // Bad input is exit 2 before the environment is looked at (hil_command checks the --calibrate path
+    // itself, before its first fork).
+    if (const std::string problem = load_cost_profile_option(*options); !problem.empty()) {
+      std::cerr << "quiesce hil: " << problem << '\n';
+      result.status = kExitBadInput;
+      return;
+    }
     // hil_command forks its sticky-fault child before anything in this process touches CUDA; the
     // conformance suite runs after it, in this process.
 #if QUIESCE_CONFORMANCE_AVAILABLE

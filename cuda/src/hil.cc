@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <optional>
 
+#include "quiesce/core/files.h"
 #include "quiesce/core/transaction.h"
 #include "quiesce/cuda/errors.h"
 
@@ -338,18 +338,13 @@ CheckResult differential_check(Device& device, const Script& script,
 
 namespace {
 
-// The prediction part: a profile (loaded or calibrated now), the simulator's times with it, the GPU's.
-void prediction_part(const HilOptions& options, Device& device, std::ostream& out, std::ostream& err, bool& all_passed) {
+// The prediction part: a profile (loaded or calibrated now), the simulator's times with it, the GPU's. A
+// calibration that could not be written sets write_failed.
+void prediction_part(const HilOptions& options, Device& device, std::ostream& out, std::ostream& err, bool& all_passed,
+                     bool& write_failed) {
   std::string profile;
   if (!options.cost_profile_in.empty()) {
-    std::ifstream file(options.cost_profile_in);
-    std::stringstream text;
-    text << file.rdbuf();
-    if (!file.good() && !file.eof()) {
-      print(out, err, CheckResult{"prediction report", false, "cannot read " + options.cost_profile_in}, all_passed);
-      return;
-    }
-    profile = text.str();
+    profile = options.cost_profile_text;  // read up front by hil_command
     out << "   cost profile: " << options.cost_profile_in << '\n';
   } else {
     Result<std::string, CalibrationError> calibrated = calibrate(device);
@@ -359,9 +354,14 @@ void prediction_part(const HilOptions& options, Device& device, std::ostream& ou
     }
     profile = std::move(calibrated).value();
     if (!options.calibrate_out.empty()) {
-      std::ofstream file(options.calibrate_out);
-      file << profile;
-      out << "   cost profile: calibrated now, written to " << options.calibrate_out << '\n';
+      const Result<void, FileError> written = write_file_atomically(options.calibrate_out, profile, "cost profile");
+      if (written.ok()) {
+        out << "   cost profile: calibrated now, written to " << options.calibrate_out << '\n';
+      } else {
+        out << "   cost profile: calibrated now, NOT written: " << written.error().message << '\n';
+        err << "hil: " << written.error().message << '\n';
+        write_failed = true;
+      }
     } else {
       out << "   cost profile: calibrated now\n";
     }
@@ -386,9 +386,32 @@ void prediction_part(const HilOptions& options, Device& device, std::ostream& ou
         all_passed);
 }
 
+// The files hil_command reads and writes, checked before anything touches the GPU: the cost profile is
+// read into options.cost_profile_text, and the calibration's path must be able to take a file. An empty
+// string, or the sentence that says why not.
+std::string check_files(HilOptions& options) {
+  if (!options.calibrate_out.empty()) {
+    std::string problem = output_path_problem(options.calibrate_out, "cost profile");
+    if (!problem.empty()) return problem;
+  }
+  if (!options.cost_profile_in.empty() && options.cost_profile_text.empty()) {
+    Result<std::string, FileError> text =
+        read_whole_file(options.cost_profile_in, kCostProfileBytesMax, "cost profile");
+    if (!text.ok()) return text.error().message;
+    options.cost_profile_text = std::move(text).value();
+  }
+  return {};
+}
+
 }  // namespace
 
-int hil_command(const HilOptions& options, std::ostream& out, std::ostream& err) {
+int hil_command(const HilOptions& given, std::ostream& out, std::ostream& err) {
+  HilOptions options = given;
+  if (const std::string problem = check_files(options); !problem.empty()) {
+    err << "hil: " << problem << '\n';
+    return kExitBadInput;
+  }
+  bool write_failed = false;
   // First, before this process touches the GPU: a forked child may use CUDA only if its parent has not.
   // Without a driver the child says so, and so does the open below.
   std::vector<CheckResult> sticky;
@@ -453,17 +476,24 @@ int hil_command(const HilOptions& options, std::ostream& out, std::ostream& err)
   } else if (!options.predict) {
     out << "NOT RUN  prediction report: no simulator was supplied\n";
   } else {
-    prediction_part(options, device, out, err, all_passed);
+    prediction_part(options, device, out, err, all_passed, write_failed);
   }
   if (options.calibrate_out.empty() || !options.cost_profile_in.empty() || !options.prediction || !options.predict) {
     if (!options.calibrate_out.empty()) {
       out << "-- calibration\n";
       const int calibrated = calibrate_command(options.calibrate_out, out, err);
-      all_passed = all_passed && calibrated == kExitOk;
+      write_failed = write_failed || calibrated == kExitBadInput;
+      all_passed = all_passed && (calibrated == kExitOk || calibrated == kExitBadInput);
     }
   }
   out << (all_passed ? "hil: every check passed\n" : "hil: a check FAILED\n");
-  return all_passed ? kExitOk : kExitCheckFailed;
+  // A failed check outranks an unwritten calibration: the verdict on the GPU is the news.
+  if (!all_passed) return kExitCheckFailed;
+  if (write_failed) {
+    out << "hil: but the cost profile could not be written to " << options.calibrate_out << '\n';
+    return kExitBadInput;
+  }
+  return kExitOk;
 }
 
 }  // namespace quiesce::cuda

@@ -17,6 +17,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "quiesce/cuda/device.h"
@@ -55,10 +56,30 @@ struct HilOptions {
   // calibration made now (written to calibrate_out when that is given).
   std::function<Result<std::vector<ClassTiming>, std::string>(const std::string& profile_text)> predict;
   std::string cost_profile_in;
+  // cost_profile_in's content when the caller has read it already (the quiesce command reads and parses it
+  // before anything touches the GPU); empty: hil_command reads cost_profile_in itself, up front.
+  std::string cost_profile_text;
   bool prediction = true;
 };
 
-// Exit status: kExitOk (0) every check passed, kExitCheckFailed (1) one failed, kExitNoDriver (3) no driver.
+// Bad usage or input, such as an output path that cannot take a file (info.h has the other statuses).
+inline constexpr int kExitBadInput = 2;
+// A cost profile is about a dozen short lines; a file far larger is not one.
+inline constexpr std::uint64_t kCostProfileBytesMax = 1U << 20U;
+
+// Why `path` cannot take the `what` (for example "cost profile") that write_file_atomically would write
+// there, as a sentence naming both: an empty path, a directory, a folder that does not exist or cannot be
+// written, something other than a file that cannot be written. Empty when it can. Checked before any GPU
+// work, so that a bad path costs neither a measurement nor a driver.
+std::string output_path_problem(const std::string& path, std::string_view what);
+
+// Writes a calibrated cost profile to `path` (atomically: a failed write keeps what was there) and says so
+// on `out`; a failure goes to `err`. Returns kExitOk or kExitBadInput.
+int write_cost_profile(const std::string& path, const std::string& profile, std::ostream& out, std::ostream& err);
+
+// Exit status: kExitOk (0) every check passed, kExitCheckFailed (1) one failed, kExitBadInput (2) an
+// unusable --calibrate path or an unreadable cost_profile_in (checked first, before any GPU work), or
+// every check passed but the calibration could not be written, kExitNoDriver (3) no driver.
 // A summary goes to `out`, one line per check; failures are repeated on `err`.
 int hil_command(const HilOptions& options, std::ostream& out, std::ostream& err);
 
@@ -100,7 +121,8 @@ struct CalibrationError {
 };
 Result<std::string, CalibrationError> calibrate(Device& device);
 
-// Calibrates GPU 0 and writes the profile to `out_path`. Exit status as hil_command.
+// Calibrates GPU 0 and writes the profile to `out_path`. Exit status as hil_command: kExitBadInput for an
+// unusable out_path (checked before the driver is opened) or a write that failed.
 int calibrate_command(const std::string& out_path, std::ostream& out, std::ostream& err);
 
 }  // namespace quiesce::cuda
