@@ -1,7 +1,8 @@
 // quiesce: deterministic simulation and fault injection for GPU device runtimes.
 //
 // Exit status: 0 every invariant held; 1 an invariant failed; 2 bad usage or input; 3 the environment lacks
-// what was asked for. A parse error names the flag or value and exits 2.
+// what was asked for. A parse error names the flag or value and exits 2; so does standard output that could
+// not be written, unless the command already failed with 1.
 #include <iostream>
 
 #include "commands.h"
@@ -26,6 +27,13 @@ int main(int argc, char** argv) {
 
     std::cerr << "quiesce: " << error.what() << "\nRun 'quiesce --help' for the subcommands and their flags.\n";
     return quiesce::cli::kExitBadInput;
+  }
+  // Output that never reached standard output (a full disk, /dev/full, a closed descriptor) is lost: say so,
+  // and do not exit 0 as if the report had been delivered.
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "quiesce: cannot write standard output: what this command printed was lost\n";
+    if (result.status == quiesce::cli::kExitHeld) return quiesce::cli::kExitBadInput;
   }
   return result.status;
 }

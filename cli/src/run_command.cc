@@ -15,6 +15,7 @@
 #include "case_flags.h"
 #include "workload_probes.h"
 #include "quiesce/core/digest.h"
+#include "quiesce/core/files.h"
 #include "quiesce/properties/cases.h"
 #include "quiesce/properties/failing_seeds.h"
 #include "quiesce/properties/record_case.h"
@@ -25,6 +26,10 @@
 namespace quiesce::cli {
 namespace {
 
+// A path or a name given as an empty string is a mistake (a variable that was not set), never "none".
+const CLI::Validator kNotEmpty(
+    [](std::string& text) { return text.empty() ? std::string("an empty value names nothing") : std::string(); }, "");
+
 struct RunOptions {
   std::optional<std::uint64_t> seed;
   std::string seeds = "0..29999";
@@ -34,7 +39,7 @@ struct RunOptions {
   std::string workload = "engine";
   bool no_swarm = false;
   std::string trace;
-  std::string encoding = "binary";
+  std::string encoding;  // empty: from the name of --trace (traces::encoding_for_path)
   bool check_determinism = false;
   std::string out = "quiesce-failures";  // the campaign's failing seeds, recorded and shrunk
   std::string mutant;                     // a mutant (raw or engine): run against that planted bug
@@ -65,14 +70,28 @@ int run_recorded(const RunOptions& options, const properties::CaseOptions& case_
     if (report.difference.has_value()) print_difference(*report.difference, out);
     return kExitFailed;
   }
-  const std::optional<traces::Encoding> encoding = traces::encoding_from_string(options.encoding);
+  const std::optional<traces::Encoding> encoding = options.encoding.empty()
+                                                       ? traces::encoding_for_path(options.trace)
+                                                       : traces::encoding_from_string(options.encoding);
   if (!encoding) {
     err << "quiesce run: --encoding must be binary or jsonl, not '" << options.encoding << "'\n";
     return kExitBadInput;
   }
+  // The output is checked before the case runs (a long case would otherwise be lost at the end), and it
+  // may not be the fault plan the case reads.
+  if (is_one_of(options.trace, {options.faults})) {
+    err << "quiesce run: --trace '" << options.trace << "' is the fault plan file; name another file\n";
+    return kExitBadInput;
+  }
+  if (Result<void, FileError> writable = check_writable(options.trace, "trace"); !writable.ok()) {
+    err << "quiesce run: --trace: " << writable.error().message << "\n";
+    return kExitBadInput;
+  }
   const properties::RecordedCase run = properties::record_case(seed, case_options);
-  traces::TraceResult<void> written = traces::write_bytes_file(options.trace, run.trace);
-  if (written.ok() && *encoding == traces::Encoding::JsonLines) {
+  traces::TraceResult<void> written;
+  if (*encoding == traces::Encoding::Binary) {
+    written = traces::write_bytes_file(options.trace, run.trace);
+  } else {
     traces::TraceResult<traces::Trace> decoded = traces::decode_binary(run.trace);
     written = decoded.ok() ? traces::write_trace_file(options.trace, decoded.value(), *encoding)
                            : traces::TraceResult<void>(decoded.error());
@@ -152,23 +171,34 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
 void add_run_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "The default fault campaign on the simulated device, or one seed of it");
-  add_unsigned_option(run, "--seed", options->seed, "Run only this seed, and print everything it did");
-  run->add_option("--seeds", options->seeds, "The campaign's seed range A..B (inclusive)");
+  CLI::Option* seed = add_unsigned_option(run, "--seed", options->seed, "Run only this seed, and print everything it did");
+  CLI::Option* seeds = run->add_option("--seeds", options->seeds, "The campaign's seed range A..B (inclusive)");
   add_unsigned_option(run, "--operations", options->operations, "Operations per case")->check(CLI::Range(1U, 10'000'000U));
-  add_unsigned_option(run, "--jobs", options->jobs, "Cases run in parallel")->check(CLI::Range(1U, 256U));
+  CLI::Option* jobs =
+      add_unsigned_option(run, "--jobs", options->jobs, "Cases run in parallel")->check(CLI::Range(1U, 256U));
   run->add_option("--faults", options->faults, "Fault plan: none, default, all, or a plan file (docs/faults.md)");
   run->add_option("--workload", options->workload, "engine (the reference engine) or raw (the raw contract workload)")
       ->check(CLI::IsMember({"engine", "raw"}));
   run->add_flag("--no-swarm", options->no_swarm, "Keep every fault family of the plan on in every case");
-  run->add_option("--trace", options->trace, "Record the case of --seed (engine or raw workload) into this trace file");
-  run->add_option("--encoding", options->encoding, "Trace encoding for --trace: binary or jsonl");
-  run->add_flag("--check-determinism", options->check_determinism,
-                "Record the case of --seed twice and compare the traces byte for byte");
+  CLI::Option* trace =
+      run->add_option("--trace", options->trace, "Record the case of --seed (engine or raw workload) into this trace file")
+          ->check(kNotEmpty);
+  CLI::Option* encoding = run->add_option(
+      "--encoding", options->encoding, "Trace encoding for --trace: binary or jsonl (default: jsonl for a .jsonl or .json name)");
+  CLI::Option* determinism = run->add_flag("--check-determinism", options->check_determinism,
+                                           "Record the case of --seed twice and compare the traces byte for byte");
   run->add_option("--mutant", options->mutant,
                   "Run against a planted bug (quiesce mutants lists them): a raw-workload mutant with --workload raw, an "
-                  "engine-* mutant with the engine workload");
-  run->add_option("--out", options->out,
-                  "Where the campaign's failing seeds go, recorded and shrunk (created only when one fails)");
+                  "engine-* mutant with the engine workload")
+      ->check(kNotEmpty);
+  CLI::Option* out = run->add_option(
+      "--out", options->out, "Where the campaign's failing seeds go, recorded and shrunk (created only when one fails)");
+  // One seed in detail or a campaign: the flags of one make no sense with the other, and are refused rather
+  // than ignored.
+  seed->excludes(seeds)->excludes(jobs)->excludes(out);
+  trace->needs(seed)->excludes(determinism);
+  determinism->needs(seed);
+  encoding->needs(trace);
   run->callback([options, &result] { result.status = run_command(*options, std::cout, std::cerr); });
 }
 

@@ -12,7 +12,7 @@ namespace quiesce::cli {
 void add_trace_commands(CLI::App& app, CommandResult& result) {
   auto path = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
-  auto encoding = std::make_shared<std::string>("binary");
+  auto encoding = std::make_shared<std::string>();  // empty: from the output's name
 
   CLI::App* replay = app.add_subcommand("replay", "Replay a trace on the simulated device; stop at the first divergence");
   replay->add_option("trace", *path, "The trace file (binary or JSON Lines)")->required();
@@ -34,9 +34,12 @@ void add_trace_commands(CLI::App& app, CommandResult& result) {
   CLI::App* convert = trace->add_subcommand("convert", "Convert between the binary and JSON Lines encodings");
   convert->add_option("trace", *path, "The input trace")->required();
   convert->add_option("output", *output, "The output trace")->required();
-  convert->add_option("--to", *encoding, "binary or jsonl")->check(CLI::IsMember({"binary", "jsonl", "json"}));
+  convert->add_option("--to", *encoding, "binary or jsonl (default: jsonl for a .jsonl or .json output name)")
+      ->check(CLI::IsMember({"binary", "jsonl", "json"}));
   convert->callback([path, output, encoding, &result] {
-    result.status = traces::convert_command(*path, *output, *traces::encoding_from_string(*encoding), std::cout, std::cerr);
+    const traces::Encoding to =
+        encoding->empty() ? traces::encoding_for_path(*output) : *traces::encoding_from_string(*encoding);
+    result.status = traces::convert_command(*path, *output, to, std::cout, std::cerr);
   });
 
   CLI::App* timeline = trace->add_subcommand("timeline", "Chrome trace-event JSON that Perfetto opens");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "quiesce/core/digest.h"
+#include "quiesce/core/files.h"
 #include "quiesce/traces/commands.h"
 #include "quiesce/traces/validate.h"
 #include "replay_internal.h"
@@ -32,11 +33,6 @@ void prefetch_record(const traces::Record& record) {
 
 std::string encoding_name(traces::Encoding encoding) {
   return encoding == traces::Encoding::Binary ? "binary" : "JSON Lines";
-}
-
-traces::Encoding encoding_for(const std::string& path) {
-  const bool json = path.ends_with(".jsonl") || path.ends_with(".json");
-  return json ? traces::Encoding::JsonLines : traces::Encoding::Binary;
 }
 
 void print_divergence(const Divergence& divergence, std::ostream& out) {
@@ -151,6 +147,11 @@ int replay_command(const std::string& path, std::ostream& out, std::ostream& err
 }
 
 int shrink_command(const std::string& path, const std::string& output_path, std::ostream& out, std::ostream& err) {
+  // The failing trace is the evidence: the minimal one goes beside it, never over it.
+  if (is_one_of(output_path, {path})) {
+    err << "quiesce: the minimal trace's output '" << output_path << "' is the failing trace; name another file\n";
+    return kExitBadInput;
+  }
   traces::TraceResult<traces::Trace> trace = traces::load_trace(path);
   if (!trace.ok()) {
     err << "quiesce: " << path << ": " << trace.error().message() << "\n";
@@ -161,7 +162,8 @@ int shrink_command(const std::string& path, const std::string& output_path, std:
     err << "quiesce: " << path << ": " << report.error().message() << "\n";
     return report.error().where == traces::TraceError::Where::File ? kExitDiverged : kExitBadInput;
   }
-  traces::TraceResult<void> written = traces::write_trace_file(output_path, report->minimal, encoding_for(output_path));
+  traces::TraceResult<void> written =
+      traces::write_trace_file(output_path, report->minimal, traces::encoding_for_path(output_path));
   if (!written.ok()) {
     err << "quiesce: " << written.error().message() << "\n";
     return kExitBadInput;

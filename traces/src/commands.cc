@@ -1,8 +1,9 @@
 // The trace subcommands: load and validate the whole trace, then print, convert or export it.
 #include "quiesce/traces/commands.h"
 
-#include <fstream>
+#include <sstream>
 
+#include "quiesce/core/files.h"
 #include "quiesce/traces/print.h"
 #include "quiesce/traces/validate.h"
 
@@ -27,6 +28,10 @@ std::optional<Encoding> encoding_from_string(std::string_view name) {
   return std::nullopt;
 }
 
+Encoding encoding_for_path(std::string_view path) {
+  return path.ends_with(".jsonl") || path.ends_with(".json") ? Encoding::JsonLines : Encoding::Binary;
+}
+
 int print_command(const std::string& path, std::ostream& out, std::ostream& err) {
   const std::optional<Trace> trace = load_or_report(path, err);
   if (!trace.has_value()) return kExitBadInput;
@@ -49,17 +54,18 @@ int convert_command(const std::string& input_path, const std::string& output_pat
 }
 
 int timeline_command(const std::string& input_path, const std::string& output_path, std::ostream& out, std::ostream& err) {
-  const std::optional<Trace> trace = load_or_report(input_path, err);
-  if (!trace.has_value()) return kExitBadInput;
-  std::ofstream file(output_path, std::ios::trunc);
-  if (!file) {
-    err << "quiesce: cannot open '" << output_path << "' for writing\n";
+  // The timeline cannot be turned back into a trace: written over its own input, the trace would be lost.
+  if (is_one_of(output_path, {input_path})) {
+    err << "quiesce: the timeline's output '" << output_path << "' is the input trace; name another file\n";
     return kExitBadInput;
   }
-  write_timeline(*trace, file);
-  file.close();
-  if (!file) {
-    err << "quiesce: cannot write '" << output_path << "'\n";
+  const std::optional<Trace> trace = load_or_report(input_path, err);
+  if (!trace.has_value()) return kExitBadInput;
+  std::ostringstream timeline;
+  write_timeline(*trace, timeline);
+  Result<void, FileError> written = write_file_atomically(output_path, timeline.str(), "timeline");
+  if (!written.ok()) {
+    err << "quiesce: " << written.error().message << "\n";
     return kExitBadInput;
   }
   out << "wrote the timeline of " << trace->records.size() << " records to " << output_path

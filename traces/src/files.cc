@@ -1,8 +1,9 @@
-// Trace files: either encoding, told apart by the binary magic; bounded reads; whole-file writes.
+// Trace files: either encoding, told apart by the binary magic; bounded reads of regular files and pipes;
+// atomic whole-file writes (core/files.h).
 #include <algorithm>
-#include <fstream>
 #include <string>
 
+#include "quiesce/core/files.h"
 #include "quiesce/traces/codec.h"
 
 namespace quiesce::traces {
@@ -24,27 +25,16 @@ TraceResult<Trace> decode_trace(std::span<const std::byte> bytes) {
 }
 
 TraceResult<Trace> read_trace_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) return TraceError{"cannot open '" + path + "' for reading", TraceError::Where::File, 0};
-  const std::streamoff size = file.tellg();
-  if (size < 0) return TraceError{"cannot tell the size of '" + path + "'", TraceError::Where::File, 0};
-  if (static_cast<std::uint64_t>(size) > kFileBytesMax) {
-    return TraceError{"'" + path + "' is " + std::to_string(size) + " bytes, above the bound " + std::to_string(kFileBytesMax),
-                      TraceError::Where::File, 0};
-  }
-  std::vector<std::byte> bytes(static_cast<std::size_t>(size));
-  file.seekg(0);
-  file.read(reinterpret_cast<char*>(bytes.data()), size);  // NOLINT: a byte buffer
-  if (!file) return TraceError{"cannot read '" + path + "'", TraceError::Where::File, 0};
-  return decode_trace(bytes);
+  Result<std::string, FileError> bytes = read_whole_file(path, kFileBytesMax, "trace");
+  if (!bytes.ok()) return TraceError{bytes.error().message, TraceError::Where::File, 0};
+  const std::string& text = bytes.value();
+  return decode_trace(std::span(reinterpret_cast<const std::byte*>(text.data()), text.size()));  // NOLINT
 }
 
 TraceResult<void> write_bytes_file(const std::string& path, std::span<const std::byte> bytes) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) return TraceError{"cannot open '" + path + "' for writing", TraceError::Where::File, 0};
-  file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));  // NOLINT
-  file.close();
-  if (!file) return TraceError{"cannot write '" + path + "'", TraceError::Where::File, 0};
+  Result<void, FileError> written = write_file_atomically(
+      path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "trace");  // NOLINT
+  if (!written.ok()) return TraceError{written.error().message, TraceError::Where::File, 0};
   return {};
 }
 
