@@ -4,17 +4,12 @@
 // steady clock over many repetitions; device-side rates (copy, memset, kernel bandwidth, graph nodes) with
 // CUDA events around the work. Each figure is the median of kRepeats measurements. This is measurement of
 // real hardware, not simulation: the only floating point is cuEventElapsedTime's, converted to integers.
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <chrono>
 #include <ctime>
-#include <filesystem>
 #include <cstring>
 #include <sstream>
-#include <system_error>
 
 #include "quiesce/core/files.h"
 #include "quiesce/core/transaction.h"
@@ -227,28 +222,6 @@ Result<std::string, CalibrationError> calibrate(Device& device) {
   return profile.str();
 }
 
-std::string output_path_problem(const std::string& path, std::string_view what) {
-  namespace fs = std::filesystem;
-  const std::string cannot = "cannot write the " + std::string(what) + " to " + path + ": ";
-  if (path.empty()) return "cannot write the " + std::string(what) + ": the path is empty";
-  std::error_code error;
-  const fs::file_status status = fs::status(path, error);
-  if (fs::is_directory(status)) return cannot + "it is a directory";
-  const auto unwritable = [&cannot](const fs::path& target, const std::string& name) {
-    if (::access(target.c_str(), W_OK) == 0) return std::string();
-    return cannot + name + " is not writable (" + std::generic_category().message(errno) + ")";
-  };
-  // A device, a terminal or a pipe is written in place (core/files.h); only it must take the bytes.
-  if (fs::exists(status) && !fs::is_regular_file(status)) return unwritable(path, "it");
-  // A file is replaced by renaming a temporary one beside it (beside the file a link names), so it is the
-  // folder that must exist and take a new file.
-  const fs::path target = fs::exists(status) ? fs::canonical(path, error) : fs::path(path);
-  fs::path folder = target.parent_path();
-  if (folder.empty()) folder = ".";
-  if (!fs::is_directory(folder, error)) return cannot + "the folder " + folder.string() + " does not exist";
-  return unwritable(folder, "the folder " + folder.string());
-}
-
 int write_cost_profile(const std::string& path, const std::string& profile, std::ostream& out, std::ostream& err) {
   const Result<void, FileError> written = write_file_atomically(path, profile, "cost profile");
   if (!written.ok()) {
@@ -262,8 +235,8 @@ int write_cost_profile(const std::string& path, const std::string& profile, std:
 int calibrate_command(const std::string& out_path, std::ostream& out, std::ostream& err) {
   // The path first: a measurement that cannot be written is wasted, and bad usage is exit 2 with or
   // without a driver.
-  if (const std::string problem = output_path_problem(out_path, "cost profile"); !problem.empty()) {
-    err << problem << '\n';
+  if (const Result<void, FileError> writable = check_writable(out_path, "cost profile"); !writable.ok()) {
+    err << writable.error().message << '\n';
     return kExitBadInput;
   }
   auto device = Device::open();

@@ -391,8 +391,8 @@ void prediction_part(const HilOptions& options, Device& device, std::ostream& ou
 // string, or the sentence that says why not.
 std::string check_files(HilOptions& options) {
   if (!options.calibrate_out.empty()) {
-    std::string problem = output_path_problem(options.calibrate_out, "cost profile");
-    if (!problem.empty()) return problem;
+    const Result<void, FileError> writable = check_writable(options.calibrate_out, "cost profile");
+    if (!writable.ok()) return writable.error().message;
   }
   if (!options.cost_profile_in.empty() && options.cost_profile_text.empty()) {
     Result<std::string, FileError> text =

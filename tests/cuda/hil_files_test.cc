@@ -28,17 +28,6 @@ class HilFiles : public ::testing::Test {
   fs::path folder_;
 };
 
-TEST_F(HilFiles, OutputPathProblemNamesWhatIsWrong) {
-  EXPECT_EQ(output_path_problem(path("profile.txt"), "cost profile"), "");
-  EXPECT_EQ(output_path_problem("/dev/null", "cost profile"), "");
-  const std::string directory = output_path_problem(folder_.string(), "cost profile");
-  EXPECT_NE(directory.find("is a directory"), std::string::npos) << directory;
-  EXPECT_NE(directory.find(folder_.string()), std::string::npos) << directory;
-  const std::string missing = output_path_problem(path("nosuch/profile.txt"), "cost profile");
-  EXPECT_NE(missing.find("does not exist"), std::string::npos) << missing;
-  EXPECT_NE(output_path_problem("", "cost profile"), "");
-}
-
 // Before the check came first, calibrate_command opened the driver first: exit 3 here, 1 on a GPU.
 TEST_F(HilFiles, CalibrateRefusesABadOutputPathBeforeTheDriver) {
   std::ostringstream out;

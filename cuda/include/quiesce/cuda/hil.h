@@ -17,7 +17,6 @@
 #include <functional>
 #include <ostream>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "quiesce/cuda/device.h"
@@ -66,12 +65,6 @@ struct HilOptions {
 inline constexpr int kExitBadInput = 2;
 // A cost profile is about a dozen short lines; a file far larger is not one.
 inline constexpr std::uint64_t kCostProfileBytesMax = 1U << 20U;
-
-// Why `path` cannot take the `what` (for example "cost profile") that write_file_atomically would write
-// there, as a sentence naming both: an empty path, a directory, a folder that does not exist or cannot be
-// written, something other than a file that cannot be written. Empty when it can. Checked before any GPU
-// work, so that a bad path costs neither a measurement nor a driver.
-std::string output_path_problem(const std::string& path, std::string_view what);
 
 // Writes a calibrated cost profile to `path` (atomically: a failed write keeps what was there) and says so
 // on `out`; a failure goes to `err`. Returns kExitOk or kExitBadInput.
