@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "quiesce/core/files.h"
+#include "quiesce/core/printable.h"
 
 namespace quiesce::cli {
 namespace {
@@ -22,7 +23,8 @@ Result<faults::Plan, std::string> load_plan(const std::string& name_or_path) {
   if (!text.ok()) return text.error().message;
   Result<faults::Plan, faults::PlanError> plan = faults::parse_plan(text.value());
   if (!plan.ok()) {
-    return "fault plan '" + name_or_path + "', " + plan.error().message;  // the message begins "line N: "
+    // The message begins "line N: " and may quote the file's words, shown through printable().
+    return "fault plan '" + name_or_path + "', " + printable(plan.error().message);
   }
   return plan.value();
 }

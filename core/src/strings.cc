@@ -1,8 +1,9 @@
-// Names of the contract's enumerations and the readable error report.
+// Names of the contract's enumerations, the readable error report, and text made safe to print.
 #include <string>
 
 #include "quiesce/core/command.h"
 #include "quiesce/core/outcome.h"
+#include "quiesce/core/printable.h"
 #include "quiesce/core/result.h"
 
 namespace quiesce {
@@ -87,6 +88,31 @@ std::string_view to_string(EventState state) {
     case EventState::Indeterminate: return "indeterminate";
   }
   return "unknown";
+}
+
+std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string shown;
+  shown.reserve(text.size());
+  auto escape = [&shown](unsigned char byte) {
+    shown += "\\x";
+    shown += kHex[byte >> 4U];
+    shown += kHex[byte & 0xFU];
+  };
+  for (std::size_t index = 0; index < text.size(); ++index) {
+    const auto byte = static_cast<unsigned char>(text[index]);
+    const bool c1 = byte == 0xC2 && index + 1 < text.size() && static_cast<unsigned char>(text[index + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(text[index + 1]) <= 0x9F;
+    if (byte < 0x20 || byte == 0x7F) {
+      escape(byte);
+    } else if (c1) {
+      escape(byte);
+      escape(static_cast<unsigned char>(text[++index]));
+    } else {
+      shown += static_cast<char>(byte);
+    }
+  }
+  return shown;
 }
 
 }  // namespace quiesce

@@ -28,6 +28,11 @@ printf 'seed 1\nbogus line\n' >"$work/plan"
 refused "fault plan '$work/plan', line 2: " run --seed 1 --operations 20 --faults "$work/plan"
 grep -q "line 2: line 2" "$work/out" && fail "the plan's line is named twice"
 
+# A plan's words are quoted in its errors: a control sequence among them is shown, never sent.
+printf 'seed 1\nrate \033]0;owned\007 1/2\n' >"$work/plan"
+refused "\\x1B]0;owned\\x07" run --seed 1 --operations 20 --faults "$work/plan"
+grep -q "$(printf '\033')" "$work/out" && fail "an escape character from the plan reached the terminal"
+
 refused "--seeds" run --seed 1 --seeds 1..2
 refused "--jobs" run --seed 1 --jobs 2
 refused "--seed" run --trace "$work/t.qtrace"

@@ -5,6 +5,7 @@
 
 #include "fields.h"
 #include "quiesce/core/digest.h"
+#include "quiesce/core/printable.h"
 
 namespace quiesce::traces {
 namespace {
@@ -89,9 +90,7 @@ std::string describe_call(const CallRecord& call) {
   return text;
 }
 
-}  // namespace
-
-std::string describe_record(const Record& record) {
+std::string describe_record_text(const Record& record) {
   const NoteRecord& note = record.note;
   switch (record.kind) {
     case RecordKind::Call: return describe_call(record.call);
@@ -108,16 +107,24 @@ std::string describe_record(const Record& record) {
   return "unknown record";
 }
 
+}  // namespace
+
+// A record's strings come from the file: shown through printable(), so a crafted trace cannot send control
+// sequences to the terminal that prints it.
+std::string describe_record(const Record& record) { return printable(describe_record_text(record)); }
+
 std::string describe_header(const TraceHeader& header) {
   std::string text = "# quiesce trace, format version " + std::to_string(header.format_version) + ", written by quiesce " +
-                     header.quiesce_version + " (commit " + header.git_commit + ")\n# seed " + std::to_string(header.seed) + "\n";
+                     printable(header.quiesce_version) + " (commit " + printable(header.git_commit) + ")\n# seed " +
+                     std::to_string(header.seed) + "\n";
   const auto block = [&text](std::string_view name, const std::string& value) {
     if (value.empty()) return;
     text += "# " + std::string(name) + ":\n";
     std::size_t start = 0;
     while (start < value.size()) {
       const std::size_t end = value.find('\n', start);
-      text += "#   " + value.substr(start, end == std::string::npos ? std::string::npos : end - start) + "\n";
+      text += "#   " + printable(std::string_view(value).substr(start, end == std::string::npos ? std::string::npos : end - start)) +
+              "\n";
       if (end == std::string::npos) break;
       start = end + 1;
     }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fields.h"
+#include "quiesce/core/printable.h"
 #include "quiesce/core/seeded_bytes.h"
 
 #ifndef QUIESCE_GIT_COMMIT
@@ -183,7 +184,7 @@ std::string TraceError::message() const {
     case Where::Record: text = "trace record " + std::to_string(position) + ": "; break;
     case Where::File: text = "trace file: "; break;
   }
-  return text + what;
+  return text + printable(what);  // `what` may quote the file's own bytes
 }
 
 namespace detail {
