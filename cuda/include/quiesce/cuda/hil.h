@@ -61,8 +61,6 @@ struct HilOptions {
   bool prediction = true;
 };
 
-// Bad usage or input, such as an output path that cannot take a file (info.h has the other statuses).
-inline constexpr int kExitBadInput = 2;
 // A cost profile is about a dozen short lines; a file far larger is not one.
 inline constexpr std::uint64_t kCostProfileBytesMax = 1U << 20U;
 
