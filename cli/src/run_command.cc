@@ -6,6 +6,7 @@
 // `digest:`. --trace records that one case (engine or raw workload, the same run and digest as without
 // --trace) as a trace; --check-determinism records it twice and compares the bytes (record_case.h). A
 // campaign's failing seeds are recorded and shrunk into --out (failing_seeds.h).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -25,6 +26,21 @@
 
 namespace quiesce::cli {
 namespace {
+
+// `folder` is a directory that may be written, or does not exist yet and the nearest folder above it that
+// does may be written (create_directories can then make it).
+Result<void, FileError> check_folder_can_hold(const std::filesystem::path& folder) {
+  std::error_code error;
+  if (std::filesystem::exists(folder, error)) {
+    if (!std::filesystem::is_directory(folder, error)) {
+      return FileError{"cannot keep failing seeds in '" + folder.string() + "': it is not a directory"};
+    }
+    return check_writable(folder / "seed", "failing seeds' folder");
+  }
+  std::filesystem::path above = std::filesystem::absolute(folder, error).parent_path();
+  while (!above.empty() && !std::filesystem::exists(above, error)) above = above.parent_path();
+  return check_writable(above / "seed", "failing seeds' folder");
+}
 
 // A path or a name given as an empty string is a mistake (a variable that was not set), never "none".
 const CLI::Validator kNotEmpty(
@@ -138,6 +154,12 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
   Result<properties::SeedRange, std::string> seeds = properties::parse_seed_range(options.seeds);
   if (!seeds.ok()) {
     err << "quiesce run: --seeds: " << seeds.error() << "\n";
+    return kExitBadInput;
+  }
+  // The failing seeds' folder is made only when a seed fails, but whether it can be is known now: a run of
+  // 30,000 cases should not learn at its end that no failing trace can be kept.
+  if (Result<void, FileError> folder = check_folder_can_hold(options.out); !folder.ok()) {
+    err << "quiesce run: --out: " << folder.error().message << "\n";
     return kExitBadInput;
   }
   properties::CampaignOptions campaign;

@@ -3,7 +3,8 @@
 # what is wrong, and loses nothing. A directory or a device given as a fault plan or a trace; flags of one
 # seed mixed with a campaign's, or recording flags without --seed; empty paths; an output that is one of
 # the inputs (the timeline or the minimal trace over its own trace, a trace over the fault plan), which
-# must leave the input as it was; an output folder that does not exist, refused before the case runs;
+# must leave the input as it was; an output folder that does not exist, refused before the case runs, and
+# a campaign's --out where no folder can be made;
 # standard output that cannot be written. Also what is accepted: a trace converted onto itself keeps its
 # records, and an output named .jsonl is JSON Lines unless told otherwise.
 quiesce="$1"
@@ -46,6 +47,9 @@ refused "is a directory" run --seed 1 --operations 20 --trace "$work/folder"
 printf 'plan default\n' >"$work/plan"
 cp "$work/plan" "$work/plan.orig"
 refused "is the fault plan file" run --seed 1 --operations 20 --faults "$work/plan" --trace "$work/plan"
+echo "a file" >"$work/afile"
+refused "cannot keep failing seeds in '$work/afile': it is not a directory" run --seeds 0..1 --operations 20 --out "$work/afile"
+refused "is not a directory" run --seeds 0..1 --operations 20 --out "$work/afile/sub"
 cmp -s "$work/plan" "$work/plan.orig" || fail "the fault plan was written over"
 
 "$quiesce" run --seed 3 --operations 60 --trace "$work/t.qtrace" >/dev/null || fail "recording seed 3 exited $?"
