@@ -2,7 +2,6 @@
 // reports in an output folder; quiesce merge joins shard reports into one.
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,7 +10,6 @@
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 #include "commands.h"
@@ -48,29 +46,16 @@ std::string report_text(const properties::CampaignReport& report) {
   return std::move(text).str();
 }
 
-std::string junit_text(const properties::CampaignReport& report) {
-  std::ostringstream text;
-  properties::write_junit(report, text);
-  return std::move(text).str();
-}
-
-// Before any case runs: the output folder exists and takes a new file, and neither report path is a
-// directory, so that a campaign of hours does not end in a report it cannot write. Says why not.
+// Before any case runs: the output folder exists and both reports could be written into it (core's
+// check_writable), so that a campaign of hours does not end in a report it cannot write. Says why not.
 Result<bool, std::string> check_output_folder(const std::filesystem::path& folder,
                                               const std::vector<std::filesystem::path>& reports) {
   std::error_code error;
   std::filesystem::create_directories(folder, error);
   if (error) return "cannot create the output folder " + folder.string() + ": " + error.message();
-  std::string probe = (folder / ".quiesce-write-check-XXXXXX").string();
-  const int descriptor = ::mkstemp(probe.data());
-  if (descriptor < 0) {
-    return "cannot write into the output folder " + folder.string() + ": " + std::generic_category().message(errno);
-  }
-  ::close(descriptor);
-  ::unlink(probe.c_str());
   for (const std::filesystem::path& report : reports) {
-    if (std::filesystem::is_directory(report, error)) {
-      return "cannot write the report " + report.string() + ": it is a directory";
+    if (Result<void, FileError> writable = check_writable(report, "report"); !writable.ok()) {
+      return writable.error().message;
     }
   }
   return true;
@@ -80,7 +65,7 @@ Result<bool, std::string> check_output_folder(const std::filesystem::path& folde
 // junit.xml is removed again, so that the folder never holds this run's junit.xml beside another's summary.
 bool write_reports(const properties::CampaignReport& report, const std::filesystem::path& summary,
                    const std::filesystem::path& junit, std::ostream& err) {
-  if (Result<void, FileError> written = write_file_atomically(junit, junit_text(report), "JUnit report");
+  if (Result<void, FileError> written = write_file_atomically(junit, properties::to_junit(report), "JUnit report");
       !written.ok()) {
     err << "quiesce campaign: " << written.error().message << "\n";
     return false;

@@ -144,7 +144,11 @@ Result<void, FileError> check_writable(const std::filesystem::path& path, std::s
   if (!S_ISDIR(status.st_mode)) {
     return FileError{"cannot write " + named + ": " + quoted(folder) + " is not a directory"};
   }
-  if (::access(folder.c_str(), W_OK) != 0) return FileError{"cannot write " + named + ": " + reason(errno)};
+  // A file is made and removed again: access() would let root through where no file can be made (/proc).
+  std::string probe = (folder / ".quiesce-write-check-XXXXXX").string();
+  Descriptor file(::mkstemp(probe.data()));
+  if (file.get() < 0) return FileError{"cannot write " + named + ": " + reason(errno)};
+  ::unlink(probe.c_str());
   return {};
 }
 

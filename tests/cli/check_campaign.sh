@@ -97,11 +97,11 @@ cmp -s "$work/whole/summary.json" "$work/self.json" || fail "merge wrote over it
 # A campaign checks its output before the first case: a report path that is a directory, a folder that takes
 # no file (/proc) or that cannot be made exit 2 at once, and leave no report behind.
 mkdir -p "$work/blocked/junit.xml"
-refused blocked-junit "cannot write the report $work/blocked/junit.xml: it is a directory" \
+refused blocked-junit "cannot write report '$work/blocked/junit.xml': it is a directory" \
   "$quiesce" campaign --seeds 0..3 --operations 20 --out "$work/blocked"
 [ -e "$work/blocked/summary.json" ] && fail "a campaign that could not write junit.xml left a summary.json"
 grep -q "cases" "$work/blocked-junit.out" && fail "the campaign ran cases before it found it could not write junit.xml"
-refused read-only "cannot write into the output folder /proc" "$quiesce" campaign --seeds 0..999 --out /proc
+refused read-only "cannot write report '/proc/summary.json'" "$quiesce" campaign --seeds 0..999 --out /proc
 grep -q "cases" "$work/read-only.out" && fail "the campaign ran cases before it found /proc takes no file"
 touch "$work/plain-file"
 refused under-a-file "cannot create the output folder $work/plain-file/out" \
