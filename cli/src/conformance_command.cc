@@ -1,7 +1,7 @@
 // quiesce conformance --backend sim|cuda: the conformance suite of tests/conformance (the instance files the
 // quiesce_conformance_* test binaries are built from, linked into this command) on the backend's stacks, in
 // this process (conformance_runner.h). Exit 0 when every case passed or was skipped, 1 when one failed, 2 for
-// a bad flag or a filter that selects no case, 3 without a CUDA driver (--backend cuda).
+// a bad flag or a filter that selects no case (judged first), 3 without a CUDA driver (--backend cuda).
 #include <iostream>
 #include <memory>
 #include <string>

@@ -56,6 +56,14 @@ case "$mode" in
     [ "$status" -eq 3 ] || fail "expected exit status 3 (no CUDA driver), got $status"
     printf '%s\n' "$out" | grep -q 'no CUDA driver: .' || fail "no message says 'no CUDA driver: <reason>'"
     if printf '%s\n' "$out" | grep -Eq "$summary_regex"; then fail "it printed a summary without a driver"; fi
+    # The filter is judged before the driver: one that selects nothing is the caller's to fix anywhere.
+    run conformance --backend cuda --filter 'NoSuchSuite*'
+    [ "$status" -eq 2 ] || fail "a filter that selects nothing, without a driver: expected exit status 2, got $status"
+    printf '%s\n' "$out" | grep -q "selects no conformance case of the cuda backend" ||
+      fail "no message says that nothing was selected"
+    run conformance --backend cuda --filter '*.DeviceInfoIsStable'
+    [ "$status" -eq 3 ] || fail "a filter that selects cases, without a driver: expected exit status 3, got $status"
+    if printf '%s\n' "$out" | grep -Eq '^(PASS|FAIL|SKIP)  '; then fail "it printed a case without a driver"; fi
     ;;
   bad-backend)
     run conformance --backend gpu

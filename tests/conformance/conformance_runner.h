@@ -62,7 +62,8 @@ struct SuiteError {
 
 // Runs the backend's cases that the filter selects, printing `PASS  name [fixture]`, `FAIL  name [fixture]`
 // (then the failure messages, indented) or `SKIP  name [fixture]: reason` for each on `out`. Returns the
-// counts; an error when nothing could be run (no driver, nothing selected, an unassigned case).
+// counts; an error when nothing could be run (no driver, nothing selected, an unassigned case). A filter that
+// selects nothing is reported before a missing driver.
 Result<SuiteCounts, SuiteError> run_conformance(const SuiteOptions& options, std::ostream& out);
 
 }  // namespace quiesce::conformance
