@@ -3,6 +3,7 @@
 // parse_plan(to_text(plan)) == plan.
 #include <array>
 #include <charconv>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -261,10 +262,28 @@ Result<bool, PlanError> apply_line(const LineParser& parser, Plan& plan, bool fi
   return apply_setting(parser, plan);
 }
 
+// What a line sets, for refusing a second line that sets it again ("seed", "rate device_lost", "script
+// submit 3 partial_submit": a script is matched by site, ordinal and kind); empty for a line that may repeat (`plan` is first or refused, `fault` lines are a recording).
+// Called after the line applied, so its words are known good and a script is the plan's last one.
+std::string setting_of(const LineParser& parser, const Plan& plan) {
+  const std::string_view directive = parser.word(0);
+  if (directive == "plan" || directive == "fault") return {};
+  if (directive == "rate" || directive == "family" || directive == "commands") {
+    return std::string(directive) + " " + std::string(parser.word(1));
+  }
+  if (directive == "script") {
+    const ScriptedFault& scripted = plan.script.back();
+    return "script " + std::string(to_string(scripted.site)) + " " + std::to_string(scripted.ordinal) + " " +
+           std::string(to_string(scripted.kind));
+  }
+  return std::string(directive);
+}
+
 }  // namespace
 
 Result<Plan, PlanError> parse_plan(std::string_view text) {
   Plan plan;
+  std::map<std::string, std::uint32_t> set_on_line;
   bool first_directive = true;
   std::uint32_t line = 0;
   std::size_t position = 0;
@@ -281,6 +300,13 @@ Result<Plan, PlanError> parse_plan(std::string_view text) {
     const auto applied = apply_line(parser, plan, first_directive);
     if (!applied.ok()) return applied.error();
     first_directive = false;
+    std::string setting = setting_of(parser, plan);
+    if (setting.empty()) continue;
+    const auto [earlier, first] = set_on_line.emplace(std::move(setting), line);
+    if (!first) {
+      return parser.fail("'" + earlier->first + "' is set again; line " + std::to_string(earlier->second) +
+                         " set it already (a plan sets each setting once).");
+    }
   }
   return plan;
 }

@@ -111,6 +111,16 @@ TEST(PlanText, EachMalformedLineIsRefusedWithItsLineNumber) {
       {"fault 3 submit 1\n", 1, "expects"},
       {"bogus 1\n", 1, "'bogus' is not a directive"},
       {"a b c d e f g h i\n", 1, "at most 8 words"},
+      // A setting given twice is refused at the second line, naming the first.
+      {"seed 1\nswarm on\nseed 2\n", 3, "'seed' is set again; line 1 set it already"},
+      {"plan default\nrate device_lost 0/1\nrate device_lost 1/2\n", 3, "'rate device_lost' is set again; line 2"},
+      {"family transfer off\nfamily transfer on\n", 2, "'family transfer' is set again"},
+      {"commands replay off\n# twice\ncommands replay off\n", 3, "'commands replay' is set again; line 1"},
+      {"script submit 3 partial\nscript submit 03 partial_submit 2\n", 2,
+       "'script submit 3 partial_submit' is set again; line 1"},
+      {"replay on\nreplay off\n", 2, "'replay' is set again"},
+      {"delay_polls_max 4\ndelay_polls_max 4\n", 2, "'delay_polls_max' is set again"},
+      {"fail_site 1\nfail_site 2\n", 2, "'fail_site' is set again"},
   };
   for (const Malformed& malformed : cases) {
     const auto parsed = parse_plan(malformed.text);
@@ -120,6 +130,17 @@ TEST(PlanText, EachMalformedLineIsRefusedWithItsLineNumber) {
         << "message: " << parsed.error().message;
     EXPECT_EQ(parsed.error().message.rfind("line " + std::to_string(malformed.line) + ": ", 0), 0U);
   }
+}
+
+TEST(PlanText, WhatMayRepeatRepeats) {
+  // Scripts differ by site, ordinal or kind; fault lines are a recording and may share anything.
+  const auto parsed = parse_plan(
+      "script submit 3 partial\nscript submit 3 rejected\nscript submit 4 partial\nscript poll_event 3 indeterminate\n"
+      "rate submit_rejected 1/9\nrate device_lost 0/1\nfault 1 submit 1 partial_submit 1\n"
+      "fault 1 submit 1 partial_submit 1\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed.value().script.size(), 4U);
+  EXPECT_EQ(parsed.value().replay_faults.size(), 2U);
 }
 
 TEST(FaultNames, EveryNameRoundTripsAndAFaultDescribesItself) {

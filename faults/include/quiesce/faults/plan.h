@@ -84,9 +84,11 @@ struct PlanError {
   std::string message;
 };
 
-// Parses the text format of docs/faults.md. A bad line refuses the whole file.
+// Parses the text format of docs/faults.md. A bad line refuses the whole file, and so does a setting given
+// twice (the second line is named, with the first).
 Result<Plan, PlanError> parse_plan(std::string_view text);
-// The text form of a plan; parse_plan(to_text(plan)) == plan.
+// The text form of a plan; parse_plan(to_text(plan)) == plan when its script names each site, ordinal and
+// fault once (a second such entry could never fire: the first one matches).
 std::string to_text(const Plan& plan);
 
 }  // namespace quiesce::faults
