@@ -105,7 +105,20 @@ TEST(MalformedSamples, Generate) {
   const std::string json = encode_jsonl(trace);
   std::string bad_json = json;
   replace_line(bad_json, 3, "{\"type\": \"call\", \"op\": ");
-  write(directory, "bad_json_line.jsonl", bad_json, "trace line 4: the line is not a JSON object");
+  write(directory, "bad_json_line.jsonl", bad_json,
+        "trace line 4: the line is not valid JSON, at column 24: syntax error while parsing value - unexpected end "
+        "of input");
+  std::string lone_surrogate = json;
+  replace_line(lone_surrogate, 3, R"({"type":"call","op":"\ud800"})");
+  write(directory, "lone_surrogate.jsonl", lone_surrogate,
+        "trace line 4: the line is not valid JSON, at column 28: syntax error while parsing value - invalid string: "
+        "surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF");
+  std::string repeated_key = json;
+  replace_line(repeated_key, 3, R"({"type":"call","op":"create_context","flags":0,"status":"ok","op":"free_buffer"})");
+  write(directory, "repeated_key.jsonl", repeated_key, "trace line 4: the key 'op' appears twice in one object");
+  std::string not_object = json;
+  replace_line(not_object, 3, R"(["type","call"])");
+  write(directory, "not_an_object.jsonl", not_object, "trace line 4: the line is not a JSON object");
   std::string missing_field = json;
   replace_line(missing_field, 3, R"({"type":"call","op":"create_context","flags":0})");
   write(directory, "missing_field.jsonl", missing_field, "field 'status' is missing");

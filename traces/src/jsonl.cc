@@ -1,4 +1,5 @@
 // The JSON Lines encoding: one object per line, walked by the same field list as the binary encoding.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -7,6 +8,7 @@
 
 #include "fields.h"
 #include "quiesce/core/digest.h"
+#include "quiesce/core/printable.h"
 #include "quiesce/traces/codec.h"
 #include "text_util.h"
 
@@ -377,6 +379,48 @@ std::string encode_jsonl(const Trace& trace) {
   return text;
 }
 
+namespace {
+
+// One line parsed as a JSON object. Refused with the parser's own reason and column (a lone surrogate, a
+// missing value), or when an object names a key twice: nlohmann keeps the last value silently, so such a
+// line would mean what its writer may not have meant.
+TraceResult<Json> parse_line(std::string_view raw, std::uint64_t line_number) {
+  std::vector<std::vector<std::string>> open_objects;  // the keys of each object open at this point
+  std::string repeated;
+  const Json::parser_callback_t note_keys = [&](int, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
+    if (event == Json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == Json::parse_event_t::key && !open_objects.empty() && repeated.empty()) {
+      std::vector<std::string>& keys = open_objects.back();
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+        repeated = key;
+      } else {
+        keys.push_back(key);
+      }
+    }
+    return true;
+  };
+  Json line;
+  try {
+    line = Json::parse(raw, note_keys);
+  } catch (const Json::parse_error& error) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 24: syntax error ..." -> "column 24: ..."
+    std::string reason = error.what();
+    const std::size_t column = reason.find("column ");
+    if (column != std::string::npos) reason = reason.substr(column);
+    return TraceError{"the line is not valid JSON, at " + printable(reason), TraceError::Where::Line, line_number};
+  }
+  if (!line.is_object()) return TraceError{"the line is not a JSON object", TraceError::Where::Line, line_number};
+  if (!repeated.empty()) {
+    return TraceError{"the key '" + printable(repeated) + "' appears twice in one object of the line",
+                      TraceError::Where::Line, line_number};
+  }
+  return line;
+}
+
+}  // namespace
+
 TraceResult<Trace> decode_jsonl(std::string_view text) {
   Trace trace;
   std::uint64_t line_number = 0;
@@ -392,8 +436,9 @@ TraceResult<Trace> decode_jsonl(std::string_view text) {
     ++line_number;
     if (raw.size() > kLineBytesMax) return TraceError{"the line is longer than " + std::to_string(kLineBytesMax) + " bytes", TraceError::Where::Line, line_number};
     if (detail::json_depth(raw) > kJsonDepthMax) return TraceError{"the line nests deeper than " + std::to_string(kJsonDepthMax) + " levels", TraceError::Where::Line, line_number};
-    const Json line = Json::parse(raw, nullptr, false);
-    if (line.is_discarded() || !line.is_object()) return TraceError{"the line is not a JSON object", TraceError::Where::Line, line_number};
+    TraceResult<Json> parsed_line = parse_line(raw, line_number);
+    if (!parsed_line.ok()) return parsed_line.error();
+    const Json& line = parsed_line.value();
     if (!have_header) {
       TraceResult<TraceHeader> header = parse_header(line);
       if (!header.ok()) return header.error();
