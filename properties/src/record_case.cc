@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "quiesce/traces/print.h"
+#include "replay_internal.h"
 
 namespace quiesce::properties {
 
@@ -35,6 +36,7 @@ std::optional<Divergence> first_difference(const std::vector<std::byte>& first, 
   if (index == common && a->records.size() == b->records.size()) {
     return Divergence{index, "(the headers differ)", "(the headers differ)"};
   }
+  if (index < common) return replay_detail::divergence_between(index, a->records[index], b->records[index]);
   return Divergence{index, index < a->records.size() ? traces::describe_record(a->records[index]) : nothing,
                     index < b->records.size() ? traces::describe_record(b->records[index]) : nothing};
 }

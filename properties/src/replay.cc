@@ -8,6 +8,7 @@
 
 #include "quiesce/core/digest.h"
 #include "quiesce/core/files.h"
+#include "quiesce/properties/record_case.h"
 #include "quiesce/traces/commands.h"
 #include "quiesce/traces/validate.h"
 #include "replay_internal.h"
@@ -109,18 +110,7 @@ DeterminismReport check_determinism(const RunConfig& config) {
   report.bytes = first.trace.size();
   report.records = first.footer.record_count;
   if (report.identical) return report;
-  traces::TraceResult<traces::Trace> a = traces::decode_binary(first.trace);
-  traces::TraceResult<traces::Trace> b = traces::decode_binary(second.trace);
-  if (!a.ok() || !b.ok()) {
-    report.difference = Divergence{0, "(the first run's trace does not decode)", "(the second run's trace does not decode)"};
-    return report;
-  }
-  const std::size_t common = std::min(a->records.size(), b->records.size());
-  std::size_t index = 0;
-  while (index < common && a->records[index] == b->records[index]) ++index;
-  const std::string nothing = "(nothing: the trace ends here)";
-  report.difference = Divergence{index, index < a->records.size() ? replay_detail::printed(a->records[index]) : nothing,
-                                 index < b->records.size() ? replay_detail::printed(b->records[index]) : nothing};
+  report.difference = first_difference(first.trace, second.trace);
   return report;
 }
 

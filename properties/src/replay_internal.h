@@ -116,6 +116,7 @@ class ComparingSink final : public traces::TraceSink {
 };
 
 std::string printed(const traces::Record& record);
+Divergence divergence_between(std::uint64_t index, const traces::Record& expected, const traces::Record& actual);
 // The faults of a trace as the injector's replay list, or the record of a fault whose kind or site this
 // build's injector does not know (a replay or a shrink of such a trace is refused, never run without it).
 traces::TraceResult<std::vector<faults::InjectedFault>> faults_to_replay(const traces::Trace& trace);

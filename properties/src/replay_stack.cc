@@ -1,6 +1,8 @@
 // The recorded simulator stack: what each call caused below the recorder becomes records after it.
+#include <algorithm>
 #include <string>
 
+#include "quiesce/traces/codec.h"
 #include "quiesce/traces/print.h"
 #include "replay_internal.h"
 
@@ -105,9 +107,33 @@ void ComparingSink::append(const traces::Record& record) {
   } else if ((*expected_)[index] == record) {
     return writer_.append((*expected_)[index]);
   } else {
-    divergence_ = Divergence{index, printed((*expected_)[index]), printed(record)};
+    divergence_ = divergence_between(index, (*expected_)[index], record);
   }
   writer_.append(record);
+}
+
+// The two records printed; where the printed forms are equal (they leave out a device name, an error's
+// text, payload bytes), each also shows its JSON Lines form around the first character where they differ.
+Divergence divergence_between(std::uint64_t index, const traces::Record& expected, const traces::Record& actual) {
+  Divergence divergence{index, printed(expected), printed(actual)};
+  if (divergence.expected != divergence.actual) return divergence;
+  const std::string expected_json = traces::record_jsonl(expected);
+  const std::string actual_json = traces::record_jsonl(actual);
+  const auto [differs, unused] = std::mismatch(expected_json.begin(), expected_json.end(), actual_json.begin(),
+                                               actual_json.end());
+  const std::size_t at = static_cast<std::size_t>(differs - expected_json.begin());
+  constexpr std::size_t kBefore = 32;
+  constexpr std::size_t kAfter = 48;
+  const std::size_t from = at > kBefore ? at - kBefore : 0;
+  const auto excerpt = [&](const std::string& json) {
+    std::string text = "; as JSON, from character " + std::to_string(from) + ": " + (from > 0 ? "..." : "");
+    text += json.substr(from, at - from + kAfter);
+    if (from + (at - from + kAfter) < json.size()) text += "...";
+    return text;
+  };
+  divergence.expected += excerpt(expected_json);
+  divergence.actual += excerpt(actual_json);
+  return divergence;
 }
 
 std::string printed(const traces::Record& record) { return traces::describe_record(record); }

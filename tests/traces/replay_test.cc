@@ -93,6 +93,29 @@ TEST(Replay, ATamperedResultIsTheFirstDivergence) {
   EXPECT_FALSE(report->faithful());
 }
 
+TEST(Replay, ADivergenceThePrintedFormsHideShowsWhereTheRecordsDiffer) {
+  const properties::RecordedRun run = properties::record_raw_run(*properties::make_run_config(11, "default", 50));
+  Trace trace = decoded(run.trace);
+  std::size_t target = trace.records.size();
+  for (std::size_t index = 0; index < trace.records.size() && target == trace.records.size(); ++index) {
+    if (trace.records[index].kind == RecordKind::Call && trace.records[index].call.has_error) target = index;
+  }
+  ASSERT_LT(target, trace.records.size()) << "no call of the run failed";
+  // An error's native code is one of the fields describe_record leaves out.
+  trace.records[target].call.error.native_code = 987654;
+  trace.footer = compute_footer(trace.header, trace.records);
+  const TraceResult<properties::ReplayReport> report = properties::replay_trace(trace);
+  ASSERT_TRUE(report.ok());
+  ASSERT_TRUE(report->divergence.has_value());
+  EXPECT_EQ(report->divergence->record_index, target);
+  EXPECT_NE(report->divergence->expected, report->divergence->actual);
+  const std::string expected_code = "987654";
+  EXPECT_NE(report->divergence->expected.find("as JSON, from character"), std::string::npos)
+      << report->divergence->expected;
+  EXPECT_NE(report->divergence->expected.find(expected_code), std::string::npos) << report->divergence->expected;
+  EXPECT_EQ(report->divergence->actual.find(expected_code), std::string::npos) << report->divergence->actual;
+}
+
 TEST(Replay, AnImpossibleTraceReplaysNothing) {
   const properties::RecordedRun run = properties::record_raw_run(*properties::make_run_config(3, "none", 50));
   Trace trace = decoded(run.trace);

@@ -367,6 +367,10 @@ TraceResult<void> check_footer(const Json& line, std::uint64_t line_number, cons
 
 }  // namespace
 
+std::string record_jsonl(const Record& record) {
+  return record_json(record).dump(-1, ' ', true, Json::error_handler_t::replace);
+}
+
 std::string encode_jsonl(const Trace& trace) {
   std::string text = header_json(trace.header).dump() + "\n";
   for (const Record& record : trace.records) text += record_json(record).dump() + "\n";

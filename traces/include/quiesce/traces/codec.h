@@ -93,6 +93,9 @@ TraceResult<Trace> decode_binary(std::span<const std::byte> bytes);
 
 std::string encode_jsonl(const Trace& trace);
 TraceResult<Trace> decode_jsonl(std::string_view text);
+// One record as its JSON Lines line, without the newline, for diagnostics: every field, in ASCII (other
+// characters escaped, an invalid UTF-8 byte replaced), so it can be printed as it is.
+std::string record_jsonl(const Record& record);
 
 // The footer a trace should have: its record count and the digest of its binary encoding.
 TraceFooter compute_footer(const TraceHeader& header, std::span<const Record> records);
