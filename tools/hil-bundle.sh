@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the portable hardware-in-loop bundle into .hil/ (git-ignored): the CUDA tests, the CUDA conformance
-# instance, the CUDA benchmarks, the HIL tests and the quiesce command (when this checkout has them), built
-# with -DQUIESCE_PORTABLE=ON (static libstdc++ and libgcc; libcuda is loaded with dlopen at run time), plus
-# the few shared third-party libraries this machine has no static archive for, and .hil/run.sh, the script
-# the GPU host runs. The GPU host is Ubuntu 24.04 (glibc 2.39); this machine's glibc is older, so binaries
-# built here run there.
+# instance, the CUDA benchmarks, the HIL tests, the quiesce command and the campaign benchmark (when this
+# checkout has them), built with -DQUIESCE_PORTABLE=ON (static libstdc++ and libgcc; libcuda is loaded with
+# dlopen at run time), plus the few shared third-party libraries this machine has no static archive for,
+# and .hil/run.sh, the script the GPU host runs. The GPU host is Ubuntu 24.04 (glibc 2.39); this machine's
+# glibc is older, so binaries built here run there.
 #
 # The bundle is built from a snapshot of the committed HEAD (git archive), never from the working tree, so
 # it is exactly one commit (recorded in .hil/COMMIT) and half-edited files of a shared checkout stay out.
@@ -15,7 +15,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build-hil}"
 bundle="$root/.hil"
 source_snapshot="$build/source"
-targets=(cuda_driver_test cuda_device_test quiesce_conformance_cuda cuda_bench cuda_hil_test quiesce)
+targets=(cuda_driver_test cuda_device_test quiesce_conformance_cuda cuda_bench cuda_hil_test quiesce
+         quiesce_bench_campaign)
 commit="$(git -C "$root" rev-parse HEAD)"
 mkdir -p "$build" "$source_snapshot"
 # A private index for the snapshot: read-tree -m -u rewrites only the files that changed since the last

@@ -13,6 +13,7 @@ step() { echo "=== $* ($(date -u +%H:%M:%S))"; }
 {
   step environment
   date -u; uname -a; grep PRETTY_NAME /etc/os-release; ldd --version | head -1
+  lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|CPU max MHz|L3 cache):'
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
   nvidia-smi | head -15
   ls "$bin"; ls "$hil/lib"
@@ -111,6 +112,14 @@ for kernel in ("", "Empty"):
                   f"{'raw driver' if prefix else 'through cuda::Device'}: eager {e/1000:.0f} us, "
                   f"graph {g/1000:.0f} us (medians of 10), graph speed-up {e/g:.2f}x")
 PY
+  # The campaign benchmark on this host's CPU (one thread, no GPU): cases per second of the simulator-side
+  # campaign (bench/campaign_bench.cc), beside the figures of the 2-core build machine.
+  if [ -x "$bin/quiesce_bench_campaign" ]; then
+    step "quiesce_bench_campaign (one thread of this host's CPU)"
+    "$bin/quiesce_bench_campaign" --benchmark_filter=CampaignCase --benchmark_min_time=2 --benchmark_color=false \
+      --benchmark_repetitions=3 --benchmark_report_aggregates_only=false
+    echo "exit status $?"
+  fi
 } >"$out/bench.txt" 2>&1
 
 {
@@ -130,4 +139,4 @@ PY
     echo "exit status $?"
   fi
 } >"$out/hil.log" 2>&1
-tail -n 3 "$out/tests.log" "$out/conformance.log" "$out/sanitizer.log"; cat "$out/bench.txt" | tail -n 18
+tail -n 3 "$out/tests.log" "$out/conformance.log" "$out/sanitizer.log"; cat "$out/bench.txt" | tail -n 32
