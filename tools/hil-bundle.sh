@@ -63,6 +63,9 @@ for target in "${available[@]}"; do
     esac
   done
 done
+# tcmalloc, for run.sh to preload into the campaign benchmark as the default (non-portable) build links it.
+tcmalloc="$(ldconfig -p | awk '/libtcmalloc_minimal\.so\.4 .*x86-64/{print $NF; exit}')"
+[ -n "$tcmalloc" ] && cp -L "$tcmalloc" "$bundle/lib/"
 cp "$source_snapshot/tools/hil-run.sh" "$bundle/run.sh"
 echo "$commit" >"$bundle/COMMIT"
 chmod +x "$bundle/run.sh"
