@@ -7,7 +7,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,10 +39,10 @@ struct CampaignFlags {
 // kSeedsPerInvocationMax cases; a merge holds every report in memory at once.
 constexpr std::uint64_t kReportBytesMax = std::uint64_t{1} << 30;
 
-std::string report_text(const properties::CampaignReport& report) {
-  std::ostringstream text;
-  properties::write_json(report, text);
-  return std::move(text).str();
+// Writes the report's JSON straight into its file, atomically (it can be hundreds of MB).
+Result<void, FileError> write_report(const std::filesystem::path& path, const properties::CampaignReport& report,
+                                     std::string_view what) {
+  return write_file_atomically(path, [&report](std::ostream& out) { properties::write_json(report, out); }, what);
 }
 
 // Before any case runs: the output folder exists and both reports could be written into it (core's
@@ -70,7 +69,7 @@ bool write_reports(const properties::CampaignReport& report, const std::filesyst
     err << "quiesce campaign: " << written.error().message << "\n";
     return false;
   }
-  if (Result<void, FileError> written = write_file_atomically(summary, report_text(report), "summary report");
+  if (Result<void, FileError> written = write_report(summary, report, "summary report");
       !written.ok()) {
     std::error_code ignored;
     std::filesystem::remove(junit, ignored);
@@ -192,7 +191,7 @@ int merge_command(const std::vector<std::string>& inputs, const std::string& out
     err << "quiesce merge: " << merged.error() << "\n";
     return kExitBadInput;
   }
-  if (Result<void, FileError> written = write_file_atomically(output, report_text(merged.value()), "merged report");
+  if (Result<void, FileError> written = write_report(output, merged.value(), "merged report");
       !written.ok()) {
     err << "quiesce merge: " << written.error().message << "\n";
     return kExitBadInput;

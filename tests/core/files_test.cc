@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace quiesce {
@@ -143,6 +145,38 @@ TEST_F(FilesTest, ADeviceIsWrittenInPlaceAndALinkStaysALink) {
   EXPECT_TRUE(fs::is_symlink(folder_ / "link"));
   EXPECT_EQ(read_whole_file(folder_ / "target", 100, "trace").value(), "new");
   EXPECT_EQ(names(), (std::vector<std::string>{"link", "target"}));
+}
+
+TEST_F(FilesTest, AStreamedWriteIsWholeOrNothing) {
+  // More than the writer's 64 KiB buffer, so the file is written in several pieces.
+  std::string expected;
+  for (int line = 0; line < 20000; ++line) expected += "line " + std::to_string(line) + "\n";
+  put(folder_ / "summary.json", "old");
+  const auto write_lines = [](std::ostream& out) {
+    for (int line = 0; line < 20000; ++line) out << "line " << line << '\n';
+  };
+  ASSERT_TRUE(write_file_atomically(folder_ / "summary.json", write_lines, "report").ok());
+  EXPECT_EQ(read_whole_file(folder_ / "summary.json", 1U << 20U, "report").value(), expected);
+  EXPECT_EQ(names(), std::vector<std::string>{"summary.json"});
+
+  // A writer that throws leaves the old file and no temporary.
+  const auto throws = [](std::ostream& out) {
+    out << std::string(100000, 'x');
+    throw std::runtime_error("out of memory");
+  };
+  EXPECT_THROW((void)write_file_atomically(folder_ / "summary.json", throws, "report"), std::runtime_error);
+  EXPECT_EQ(read_whole_file(folder_ / "summary.json", 1U << 20U, "report").value(), expected);
+  EXPECT_EQ(names(), std::vector<std::string>{"summary.json"});
+
+  // A device that refuses the bytes is reported once the writer is done.
+  struct stat device {};
+  if (::stat("/dev/full", &device) == 0 && S_ISCHR(device.st_mode)) {
+    Result<void, FileError> full = write_file_atomically("/dev/full", write_lines, "report");
+    ASSERT_FALSE(full.ok());
+    EXPECT_NE(full.error().message.find("cannot write report '/dev/full': No space left on device"),
+              std::string::npos)
+        << full.error().message;
+  }
 }
 
 TEST_F(FilesTest, TellsBeforeTheWorkWhetherAnOutputCanBeWritten) {

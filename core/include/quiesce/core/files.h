@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +36,12 @@ Result<std::string, FileError> read_whole_file(const std::filesystem::path& path
 // with the system's reason; the temporary file is removed and `path` keeps what it held.
 Result<void, FileError> write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
                                               std::string_view what);
+
+// The same, for text that `write` formats straight into the file (a campaign report of hundreds of MB is
+// never held in memory whole). A failed write is reported once `write` returns; an exception from `write`
+// removes the temporary file and passes on.
+Result<void, FileError> write_file_atomically(const std::filesystem::path& path,
+                                              const std::function<void(std::ostream&)>& write, std::string_view what);
 
 // Whether write_file_atomically(path, ...) can work, asked before the work that produces the bytes: `path`
 // is not a directory and its folder exists and may be written. The error names `what` and the path.
