@@ -87,6 +87,31 @@ TEST(TraceFormat, JsonLinesRoundTripIsLosslessAndKeepsTheDigest) {
   EXPECT_EQ(encode_jsonl(decoded.value()), text);
 }
 
+TEST(TraceFormat, JsonLinesRefusesAKeyRepeatedInAnInnerObjectOnly) {
+  const std::string text = encode_jsonl(testing::sample_trace());
+  // Objects side by side may share keys (every command has a "kind"); one object may not name a key twice.
+  const std::size_t inner = text.find("\"commands\":[{\"kind\":");
+  ASSERT_NE(inner, std::string::npos) << "the sample trace has no submit with commands";
+  const std::size_t after_brace = text.find('{', inner) + 1;
+  std::string repeated = text;
+  repeated.insert(after_brace, "\"kind\":\"zero\",");
+  const TraceResult<Trace> refused = decode_jsonl(repeated);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("the key 'kind' appears twice in one object"), std::string::npos)
+      << refused.error().message();
+  // The same key in a sibling object instead is not a repeat (the record is then refused for another reason).
+  std::string sibling = text;
+  sibling.insert(after_brace - 1, "{\"kind\":\"zero\"},");
+  const TraceResult<Trace> other = decode_jsonl(sibling);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().message().find("appears twice"), std::string::npos) << other.error().message();
+  // Nor is a key of the object that holds it ("op" of the call line, inside a command).
+  std::string nested = text;
+  nested.insert(after_brace, "\"op\":\"submit\",");
+  const TraceResult<Trace> inside = decode_jsonl(nested);  // a field a command does not have is ignored
+  EXPECT_TRUE(inside.ok()) << inside.error().message();
+}
+
 TEST(TraceFormat, DecodeTraceTellsTheEncodingsApart) {
   const Trace trace = testing::sample_trace();
   const std::string text = encode_jsonl(trace);

@@ -389,15 +389,20 @@ namespace {
 // missing value), or when an object names a key twice: nlohmann keeps the last value silently, so such a
 // line would mean what its writer may not have meant.
 TraceResult<Json> parse_line(std::string_view raw, std::uint64_t line_number) {
-  std::vector<std::vector<std::string>> open_objects;  // the keys of each object open at this point
+  // The keys of the objects open at this point, innermost last; each open object's keys start at its mark.
+  std::vector<std::string> keys;
+  std::vector<std::size_t> marks;
   std::string repeated;
   const Json::parser_callback_t note_keys = [&](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
-    if (event == Json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
-    if (event == Json::parse_event_t::key && !open_objects.empty() && repeated.empty()) {
-      std::vector<std::string>& keys = open_objects.back();
+    if (event == Json::parse_event_t::object_start) marks.push_back(keys.size());
+    if (event == Json::parse_event_t::object_end && !marks.empty()) {
+      keys.resize(marks.back());
+      marks.pop_back();
+    }
+    if (event == Json::parse_event_t::key && !marks.empty() && repeated.empty()) {
       const std::string& key = parsed.get_ref<const std::string&>();
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      const auto own = keys.begin() + static_cast<std::ptrdiff_t>(marks.back());
+      if (std::find(own, keys.end(), key) != keys.end()) {
         repeated = key;
       } else {
         keys.push_back(key);
