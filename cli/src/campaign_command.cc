@@ -18,6 +18,8 @@
 #include "workload_probes.h"
 #include "quiesce/core/digest.h"
 #include "quiesce/core/files.h"
+#include "quiesce/core/printable.h"
+#include "quiesce/core/repeated_keys.h"
 #include "quiesce/properties/cases.h"
 #include "quiesce/properties/failing_seeds.h"
 
@@ -158,13 +160,25 @@ std::string parse_stop(const std::string& text, std::size_t byte) {
 Result<properties::CampaignReport, std::string> read_report(const std::string& input) {
   Result<std::string, FileError> text = read_whole_file(input, kReportBytesMax, "campaign report");
   if (!text.ok()) return text.error().message;
+  // An object that names a key twice is refused: nlohmann would keep the last value silently.
+  RepeatedKeys repeats;
+  const nlohmann::json::parser_callback_t note_keys = [&repeats](int, nlohmann::json::parse_event_t event,
+                                                                 nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) repeats.open_object();
+    if (event == nlohmann::json::parse_event_t::object_end) repeats.close_object();
+    if (event == nlohmann::json::parse_event_t::key) repeats.key(parsed.get_ref<const std::string&>());
+    return true;
+  };
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(text.value());
+    json = nlohmann::json::parse(text.value(), note_keys);
   } catch (const nlohmann::json::parse_error& error) {
     return input + " is not JSON: " + parse_stop(text.value(), error.byte);
   } catch (const nlohmann::json::exception&) {
     return input + " is not JSON";
+  }
+  if (!repeats.repeated().empty()) {
+    return input + " names the key '" + printable(repeats.repeated()) + "' twice in one object";
   }
   Result<properties::CampaignReport, std::string> report = properties::report_from_json(json);
   if (!report.ok()) return input + ": " + report.error();

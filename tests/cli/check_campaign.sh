@@ -86,6 +86,9 @@ refused reversed "the seed range 30..3 ends before it starts" "$quiesce" merge "
 edited foreign 's/^    {"seed":3,/    {"seed":25,/'
 refused foreign "case for seed 25: the seed is outside the report's range 0..19" \
   "$quiesce" merge "$work/foreign.json" -o "$work/m.json"
+edited repeated-key 's/^\(    {"seed":3,"passed":true\)/\1,"passed":false/'
+refused repeated-key "repeated-key.json names the key 'passed' twice in one object" \
+  "$quiesce" merge "$work/repeated-key.json" -o "$work/m.json"
 head -c 500 "$work/whole/summary.json" >"$work/truncated.json"
 refused truncated "truncated.json is not JSON: it ends before the JSON document does (after byte 500)" \
   "$quiesce" merge "$work/truncated.json" -o "$work/m.json"

@@ -1,5 +1,4 @@
 // The JSON Lines encoding: one object per line, walked by the same field list as the binary encoding.
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -9,6 +8,7 @@
 #include "fields.h"
 #include "quiesce/core/digest.h"
 #include "quiesce/core/printable.h"
+#include "quiesce/core/repeated_keys.h"
 #include "quiesce/traces/codec.h"
 #include "text_util.h"
 
@@ -389,25 +389,11 @@ namespace {
 // missing value), or when an object names a key twice: nlohmann keeps the last value silently, so such a
 // line would mean what its writer may not have meant.
 TraceResult<Json> parse_line(std::string_view raw, std::uint64_t line_number) {
-  // The keys of the objects open at this point, innermost last; each open object's keys start at its mark.
-  std::vector<std::string> keys;
-  std::vector<std::size_t> marks;
-  std::string repeated;
-  const Json::parser_callback_t note_keys = [&](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) marks.push_back(keys.size());
-    if (event == Json::parse_event_t::object_end && !marks.empty()) {
-      keys.resize(marks.back());
-      marks.pop_back();
-    }
-    if (event == Json::parse_event_t::key && !marks.empty() && repeated.empty()) {
-      const std::string& key = parsed.get_ref<const std::string&>();
-      const auto own = keys.begin() + static_cast<std::ptrdiff_t>(marks.back());
-      if (std::find(own, keys.end(), key) != keys.end()) {
-        repeated = key;
-      } else {
-        keys.push_back(key);
-      }
-    }
+  RepeatedKeys repeats;
+  const Json::parser_callback_t note_keys = [&repeats](int, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) repeats.open_object();
+    if (event == Json::parse_event_t::object_end) repeats.close_object();
+    if (event == Json::parse_event_t::key) repeats.key(parsed.get_ref<const std::string&>());
     return true;
   };
   Json line;
@@ -421,8 +407,8 @@ TraceResult<Json> parse_line(std::string_view raw, std::uint64_t line_number) {
     return TraceError{"the line is not valid JSON, at " + printable(reason), TraceError::Where::Line, line_number};
   }
   if (!line.is_object()) return TraceError{"the line is not a JSON object", TraceError::Where::Line, line_number};
-  if (!repeated.empty()) {
-    return TraceError{"the key '" + printable(repeated) + "' appears twice in one object of the line",
+  if (!repeats.repeated().empty()) {
+    return TraceError{"the key '" + printable(repeats.repeated()) + "' appears twice in one object of the line",
                       TraceError::Where::Line, line_number};
   }
   return line;
