@@ -162,16 +162,9 @@ Result<properties::CampaignReport, std::string> read_report(const std::string& i
   if (!text.ok()) return text.error().message;
   // An object that names a key twice is refused: nlohmann would keep the last value silently.
   RepeatedKeys repeats;
-  const nlohmann::json::parser_callback_t note_keys = [&repeats](int, nlohmann::json::parse_event_t event,
-                                                                 nlohmann::json& parsed) {
-    if (event == nlohmann::json::parse_event_t::object_start) repeats.open_object();
-    if (event == nlohmann::json::parse_event_t::object_end) repeats.close_object();
-    if (event == nlohmann::json::parse_event_t::key) repeats.key(parsed.get_ref<const std::string&>());
-    return true;
-  };
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(text.value(), note_keys);
+    json = nlohmann::json::parse(text.value(), repeats.parser_callback<nlohmann::json>());
   } catch (const nlohmann::json::parse_error& error) {
     return input + " is not JSON: " + parse_stop(text.value(), error.byte);
   } catch (const nlohmann::json::exception&) {

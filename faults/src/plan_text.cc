@@ -263,8 +263,9 @@ Result<bool, PlanError> apply_line(const LineParser& parser, Plan& plan, bool fi
 }
 
 // What a line sets, for refusing a second line that sets it again ("seed", "rate device_lost", "script
-// submit 3 partial_submit": a script is matched by site, ordinal and kind); empty for a line that may repeat (`plan` is first or refused, `fault` lines are a recording).
-// Called after the line applied, so its words are known good and a script is the plan's last one.
+// submit 3 partial_submit": a script is matched by site, ordinal and kind); empty for a line that may
+// repeat (`plan` is first or refused, `fault` lines are a recording). Called after the line applied, so
+// its words are known good and a script is the plan's last one.
 std::string setting_of(const LineParser& parser, const Plan& plan) {
   const std::string_view directive = parser.word(0);
   if (directive == "plan" || directive == "fault") return {};

@@ -390,15 +390,9 @@ namespace {
 // line would mean what its writer may not have meant.
 TraceResult<Json> parse_line(std::string_view raw, std::uint64_t line_number) {
   RepeatedKeys repeats;
-  const Json::parser_callback_t note_keys = [&repeats](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) repeats.open_object();
-    if (event == Json::parse_event_t::object_end) repeats.close_object();
-    if (event == Json::parse_event_t::key) repeats.key(parsed.get_ref<const std::string&>());
-    return true;
-  };
   Json line;
   try {
-    line = Json::parse(raw, note_keys);
+    line = Json::parse(raw, repeats.parser_callback<Json>());
   } catch (const Json::parse_error& error) {
     // "[json.exception.parse_error.101] parse error at line 1, column 24: syntax error ..." -> "column 24: ..."
     std::string reason = error.what();

@@ -29,6 +29,17 @@ class RepeatedKeys {
       keys_.emplace_back(name);
     }
   }
+  // A parser callback for nlohmann's basic_json (json or ordered_json) that feeds this object: pass it to
+  // Json::parse. A template, so that core itself does not depend on nlohmann.
+  template <class Json>
+  typename Json::parser_callback_t parser_callback() {
+    return [this](int, typename Json::parse_event_t event, Json& parsed) {
+      if (event == Json::parse_event_t::object_start) open_object();
+      if (event == Json::parse_event_t::object_end) close_object();
+      if (event == Json::parse_event_t::key) key(parsed.template get_ref<const std::string&>());
+      return true;
+    };
+  }
   // The first key found twice in one object; empty when there is none.
   const std::string& repeated() const { return repeated_; }
 
